@@ -1,0 +1,44 @@
+package paginate
+
+// Page is what a store returns for a Request: at most Request.Limit items in
+// list order, and whether more follow them.
+type Page[T any] struct {
+	// Items holds the page's items in ascending (created_at, id) order.
+	Items []T
+	// HasMore reports whether at least one item follows the last of Items.
+	HasMore bool
+}
+
+// Response is the JSON body of every list endpoint:
+// {"data": [...], "pagination": {...}}.
+type Response[T any] struct {
+	// Data holds the page's items; it encodes as [] when empty, never null.
+	Data []T `json:"data"`
+	// Pagination describes the page.
+	Pagination Pagination `json:"pagination"`
+}
+
+// Pagination is the pagination object of a list response.
+type Pagination struct {
+	// Limit is the page size in effect after defaulting and clamping.
+	Limit int `json:"limit"`
+	// HasMore is true while more pages follow.
+	HasMore bool `json:"has_more"`
+	// NextCursor is the cursor of the page's last item while HasMore is true,
+	// and "" when it is false.
+	NextCursor string `json:"next_cursor"`
+}
+
+// NewResponse shapes page as the list response for req, converting each item
+// with view and taking the next cursor from the last item with cursorOf.
+func NewResponse[T, V any](page Page[T], req Request, view func(T) V, cursorOf func(T) Cursor) Response[V] {
+	data := make([]V, len(page.Items))
+	for i, it := range page.Items {
+		data[i] = view(it)
+	}
+	p := Pagination{Limit: req.Limit, HasMore: page.HasMore && len(page.Items) > 0}
+	if p.HasMore {
+		p.NextCursor = cursorOf(page.Items[len(page.Items)-1]).String()
+	}
+	return Response[V]{Data: data, Pagination: p}
+}
