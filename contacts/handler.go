@@ -1,0 +1,97 @@
+package contacts
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/paginate"
+	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/tenant"
+)
+
+// Path is the path the handler serves, relative to a project's base_url.
+const Path = "/v1/contacts"
+
+// Options configures the handler. A nil *Options and every zero field mean
+// the documented default.
+type Options struct {
+	// Logger receives the causes of 500 answers. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// handler serves GET /v1/contacts.
+type handler struct {
+	contacts store.ContactStore
+	logger   *slog.Logger
+	serve    http.Handler
+}
+
+// NewHandler returns the handler of GET /v1/contacts, listing from st. It
+// answers GET and HEAD on exactly [Path]; another method gets 405
+// method_not_allowed with Allow, another path 404 not_found. It panics if st
+// is nil.
+func NewHandler(st store.ContactStore, opts *Options) http.Handler {
+	if st == nil {
+		panic("contacts: NewHandler with a nil store")
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	h := &handler{contacts: st, logger: opts.Logger}
+	if h.logger == nil {
+		h.logger = slog.Default()
+	}
+	h.serve = httpapi.Handle(h.logger, h.list)
+	return h
+}
+
+// ServeHTTP checks the path and method, then lists.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != Path {
+		httpapi.NotFound().ServeHTTP(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		httpapi.MethodNotAllowed(w, "GET, HEAD")
+		return
+	}
+	h.serve.ServeHTTP(w, r)
+}
+
+// list answers one page of the project's contacts.
+func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
+	project, ok := tenant.FromContext(r.Context())
+	if !ok {
+		return errors.New("contacts: no project in the request context")
+	}
+	req, err := paginate.ParseRequest(r.URL.Query())
+	switch {
+	case errors.Is(err, paginate.ErrInvalidLimit):
+		return httpapi.Errorf(httpapi.CodeInvalidParameter,
+			"The limit parameter must be given once, as an integer from 1 to %d.", paginate.MaxLimit)
+	case errors.Is(err, paginate.ErrInvalidCursor):
+		return httpapi.New(httpapi.CodeInvalidCursor,
+			"The cursor parameter must be given once, as pagination.next_cursor of a previous page.")
+	case err != nil:
+		return err
+	}
+	page, err := h.contacts.ListContacts(r.Context(), project, req)
+	if err != nil {
+		return err
+	}
+	resp := paginate.NewResponse(page, req, viewOf, cursorOf)
+	body := appendResponse(make([]byte, 0, 96+112*len(resp.Data)), resp)
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+	return nil
+}
