@@ -62,7 +62,7 @@ func ParseRequest(q url.Values) (Request, error) {
 }
 
 func parseLimit(s string) (int, error) {
-	if s == "" || len(s) > 20 {
+	if s == "" {
 		return 0, fmt.Errorf("%w: must be an integer from 1 to %d", ErrInvalidLimit, MaxLimit)
 	}
 	for i := 0; i < len(s); i++ {

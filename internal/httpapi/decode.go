@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -24,8 +25,10 @@ const maxDepth = 32
 //     fine), else 415 unsupported_media_type;
 //   - at most MaxBodyBytes, else 413 request_too_large;
 //   - the body must be valid UTF-8 and exactly one JSON object, with no
-//     member name given twice at any depth and no trailing data, and each
-//     known field must have the right type, else 400 invalid_request.
+//     member name given twice at any depth (names equal but for case count
+//     as the same name, since encoding/json matches fields that way), no
+//     trailing data, and the right type for each known field, else 400
+//     invalid_request.
 //
 // Unknown fields are ignored. Checking required fields is the caller's job.
 func DecodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
@@ -94,10 +97,13 @@ func checkMembers(dec *json.Decoder, depth int) error {
 		if !ok {
 			return errors.New("The request body is not valid JSON.")
 		}
-		if _, dup := seen[name]; dup {
+		// encoding/json matches member names to fields case-insensitively,
+		// so names equal but for case would be a second value for one field.
+		key := strings.ToLower(name)
+		if _, dup := seen[key]; dup {
 			return fmt.Errorf("The member %q is given more than once.", name)
 		}
-		seen[name] = struct{}{}
+		seen[key] = struct{}{}
 		if err := checkValue(dec, depth); err != nil {
 			return err
 		}

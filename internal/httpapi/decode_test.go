@@ -1,0 +1,100 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type loginBody struct {
+	Email    string   `json:"email"`
+	Password string   `json:"password"`
+	Tags     []string `json:"tags"`
+}
+
+func decode(t *testing.T, contentType, body string) (loginBody, error) {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, "/v1/identity/login", strings.NewReader(body))
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+	var dst loginBody
+	err := DecodeJSON(httptest.NewRecorder(), r, &dst)
+	return dst, err
+}
+
+func TestDecodeJSON_Accepts(t *testing.T) {
+	for _, tc := range []struct {
+		name, contentType, body string
+	}{
+		{"plain", "application/json", `{"email":"a@b.c","password":"pw"}`},
+		{"charset", "application/json; charset=utf-8", `{"email":"a@b.c","password":"pw"}`},
+		{"upper media type", "Application/JSON", `{"email":"a@b.c","password":"pw"}`},
+		{"unknown fields ignored", "application/json", `{"email":"a@b.c","password":"pw","extra":{"x":[1,2]}}`},
+		{"white space around", "application/json", " \n{\"email\":\"a@b.c\",\"password\":\"pw\"}\n "},
+		{"escaped unicode", "application/json", `{"email":"a@b.c","password":"p\u00e9"}`},
+		{"same name in different objects", "application/json", `{"email":"a@b.c","password":"pw","x":{"email":1},"y":[{"email":2}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := decode(t, tc.contentType, tc.body)
+			require.NoError(t, err)
+			assert.Equal(t, "a@b.c", got.Email)
+		})
+	}
+}
+
+func TestDecodeJSON_Rejects(t *testing.T) {
+	big := `{"email":"a@b.c","password":"` + strings.Repeat("x", MaxBodyBytes) + `"}`
+	for _, tc := range []struct {
+		name, contentType, body, code string
+		status                        int
+	}{
+		{"no content type", "", `{}`, CodeUnsupportedMediaType, 415},
+		{"text/plain", "text/plain", `{}`, CodeUnsupportedMediaType, 415},
+		{"form", "application/x-www-form-urlencoded", `email=a`, CodeUnsupportedMediaType, 415},
+		{"json suffix type", "application/problem+json", `{}`, CodeUnsupportedMediaType, 415},
+		{"bad media type", "application/json;;", `{}`, CodeUnsupportedMediaType, 415},
+		{"too large", "application/json", big, CodeRequestTooLarge, 413},
+		{"empty", "application/json", ``, CodeInvalidRequest, 400},
+		{"malformed", "application/json", `{"email":`, CodeInvalidRequest, 400},
+		{"array", "application/json", `[{"email":"a"}]`, CodeInvalidRequest, 400},
+		{"string", "application/json", `"x"`, CodeInvalidRequest, 400},
+		{"null", "application/json", `null`, CodeInvalidRequest, 400},
+		{"number", "application/json", `42`, CodeInvalidRequest, 400},
+		{"wrong type", "application/json", `{"email":5,"password":"pw"}`, CodeInvalidRequest, 400},
+		{"wrong type nested", "application/json", `{"email":"a","password":"pw","tags":[1]}`, CodeInvalidRequest, 400},
+		{"object for string", "application/json", `{"email":{},"password":"pw"}`, CodeInvalidRequest, 400},
+		{"trailing object", "application/json", `{"email":"a","password":"pw"}{}`, CodeInvalidRequest, 400},
+		{"trailing garbage", "application/json", `{"email":"a","password":"pw"} x`, CodeInvalidRequest, 400},
+		{"duplicate member", "application/json", `{"email":"a","email":"b","password":"pw"}`, CodeInvalidRequest, 400},
+		{"duplicate by escape", "application/json", `{"email":"a","\u0065mail":"b","password":"pw"}`, CodeInvalidRequest, 400},
+		{"duplicate by case", "application/json", `{"email":"a","EMAIL":"b","password":"pw"}`, CodeInvalidRequest, 400},
+		{"duplicate nested", "application/json", `{"email":"a","password":"pw","x":{"k":1,"k":2}}`, CodeInvalidRequest, 400},
+		{"duplicate in array", "application/json", `{"email":"a","password":"pw","x":[{"k":1,"k":2}]}`, CodeInvalidRequest, 400},
+		{"invalid utf-8", "application/json", "{\"email\":\"a\xff\",\"password\":\"pw\"}", CodeInvalidRequest, 400},
+		{"invalid utf-8 in name", "application/json", "{\"e\xc3\":\"a\",\"password\":\"pw\"}", CodeInvalidRequest, 400},
+		{"too deep", "application/json", `{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, CodeInvalidRequest, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := decode(t, tc.contentType, tc.body)
+			var e *Error
+			require.True(t, errors.As(err, &e), "DecodeJSON(%q) = %v, want *Error", tc.name, err)
+			assert.Equal(t, tc.code, e.Code)
+			assert.Equal(t, tc.status, e.Status)
+		})
+	}
+}
+
+func TestDecodeJSON_DetailDoesNotEchoValues(t *testing.T) {
+	_, err := decode(t, "application/json", `{"email":"a","password":5}`)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "5}")
+	_, err = decode(t, "application/json", `{"email":"a","password":"hunter2","password":"hunter3"}`)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "hunter")
+}
