@@ -78,7 +78,7 @@ type item struct {
 }
 
 func cursorOf(it item) Cursor { return Cursor{ID: it.ID, CreatedAt: it.At} }
-func view(it item) string      { return it.ID }
+func view(it item) string     { return it.ID }
 
 func TestNewResponse_Shape(t *testing.T) {
 	at := time.Date(2026, 11, 21, 10, 15, 30, 123456000, time.UTC)
