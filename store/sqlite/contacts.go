@@ -1,0 +1,234 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/latchkey-dev/latchkey/paginate"
+	"github.com/latchkey-dev/latchkey/store"
+)
+
+const (
+	// latestContactSQL finds the project's last contact in list order, the
+	// floor for the CreatedAt of new contacts.
+	latestContactSQL = `SELECT created_at, id FROM contacts WHERE project_id = ?
+ORDER BY created_at DESC, id DESC LIMIT 1`
+	insertContactSQL = `INSERT INTO contacts (project_id, created_at, id, name) VALUES (?, ?, ?, ?)`
+	// The keyset queries read the primary key (project_id, created_at, id)
+	// from a seek to the cursor: no OFFSET, no sort.
+	listContactsFirstSQL = `SELECT created_at, id, name FROM contacts WHERE project_id = ?
+ORDER BY created_at, id LIMIT ?`
+	listContactsAfterSQL = `SELECT created_at, id, name FROM contacts WHERE project_id = ? AND (created_at, id) > (?, ?)
+ORDER BY created_at, id LIMIT ?`
+	deleteContactSQL = `DELETE FROM contacts WHERE id = ? AND project_id = ?`
+)
+
+// contactBatch is how many rows one multi-row INSERT of CreateContacts
+// carries (4 parameters each, well under SQLite's 32766).
+const contactBatch = 256
+
+// contactFloor is the position of a project's last contact. New contacts
+// must sort after it.
+type contactFloor struct {
+	has bool
+	at  int64
+	id  string
+}
+
+// place returns the stored time of a new contact given at t with id: t,
+// raised to the floor's time, and one microsecond past it when the contact
+// would otherwise not sort after the floor (same time, id not greater).
+func (f contactFloor) place(t int64, id string) int64 {
+	if !f.has {
+		return t
+	}
+	t = max(t, f.at)
+	if t == f.at && id <= f.id {
+		t = f.at + 1
+	}
+	return t
+}
+
+func (t *wtx) contactFloor(projectID string) (contactFloor, error) {
+	row, err := t.queryRow(latestContactSQL, projectID)
+	if err != nil {
+		return contactFloor{}, err
+	}
+	var f contactFloor
+	switch err := row.Scan(&f.at, &f.id); {
+	case err == nil:
+		f.has = true
+	case isNoRows(err):
+	default:
+		return contactFloor{}, err
+	}
+	return f, nil
+}
+
+// CreateContact creates c and returns it as stored. The stored CreatedAt is
+// c.CreatedAt truncated to microseconds, raised if needed so that c sorts
+// after every contact the project already has: to the time of the last one,
+// and one microsecond past it if c's id is not greater than that contact's.
+// Reading the last contact and inserting happen in one write transaction. It
+// returns an error matching store.ErrInvalid for an empty id or an invalid
+// project id, store.ErrNotFound for an unknown project and store.ErrConflict
+// for an existing id.
+func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Contact, error) {
+	const op = "create contact"
+	if err := checkKey(op, c.ProjectID, c.ID); err != nil {
+		return store.Contact{}, err
+	}
+	var at int64
+	err := s.inTx(ctx, func(t *wtx) error {
+		f, err := t.contactFloor(c.ProjectID)
+		if err != nil {
+			return err
+		}
+		at = f.place(micros(c.CreatedAt), c.ID)
+		_, err = t.exec(insertContactSQL, c.ProjectID, at, c.ID, c.Name)
+		return err
+	})
+	if err != nil {
+		return store.Contact{}, wrap(op, err)
+	}
+	c.CreatedAt = fromMicros(at)
+	return c, nil
+}
+
+// CreateContacts inserts cs into the project in one transaction: all or
+// nothing. Each contact's ProjectID must be empty or projectID. Each stored
+// CreatedAt follows CreateContact's rule against the contacts the project
+// had before the call, so contacts of cs may share a time with each other,
+// and all of them sort after every earlier contact. It returns an error
+// matching store.ErrInvalid for an empty id, store.ErrNotFound for an
+// unknown project and store.ErrConflict when an id exists or repeats in cs.
+// It is the bulk path: rows go in with multi-row INSERTs of prepared
+// statements.
+func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store.Contact) error {
+	const op = "create contacts"
+	if !store.ValidProjectID(projectID) {
+		return invalid(op, "project id is not a slug")
+	}
+	for i, c := range cs {
+		if c.ID == "" {
+			return invalid(op, fmt.Sprintf("contact %d: empty id", i))
+		}
+		if c.ProjectID != "" && c.ProjectID != projectID {
+			return invalid(op, fmt.Sprintf("contact %d: of another project", i))
+		}
+	}
+	err := s.inTx(ctx, func(t *wtx) error {
+		ok, err := t.projectExists(projectID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return notFound(op + ": project")
+		}
+		f, err := t.contactFloor(projectID)
+		if err != nil {
+			return err
+		}
+		args := make([]any, 0, 4*contactBatch)
+		for start := 0; start < len(cs); start += contactBatch {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			chunk := cs[start:min(start+contactBatch, len(cs))]
+			args = args[:0]
+			for _, c := range chunk {
+				args = append(args, projectID, f.place(micros(c.CreatedAt), c.ID), c.ID, c.Name)
+			}
+			if _, err := t.exec(multiInsertContactsSQL(len(chunk)), args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return wrap(op, err)
+}
+
+// multiInsertContactsSQL returns an INSERT of n contacts. The statements
+// for a full batch and for the last, shorter one are prepared once and
+// cached by their text.
+func multiInsertContactsSQL(n int) string {
+	if n == contactBatch {
+		return fullContactBatchSQL
+	}
+	return buildMultiInsert(n)
+}
+
+var fullContactBatchSQL = buildMultiInsert(contactBatch)
+
+func buildMultiInsert(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO contacts (project_id, created_at, id, name) VALUES `)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?)")
+	}
+	return b.String()
+}
+
+// ListContacts returns at most req.Limit contacts of the project that sort
+// strictly after req.After, in ascending (CreatedAt, ID) order with ids
+// compared byte by byte, and whether more follow. It seeks the primary key
+// (project_id, created_at, id) to the cursor and reads req.Limit+1 rows, so a
+// page costs the same at any depth. An unknown project lists as empty. It
+// returns an error matching store.ErrInvalid for an invalid project id or a
+// limit below 1.
+func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
+	const op = "list contacts"
+	if !store.ValidProjectID(projectID) {
+		return paginate.Page[store.Contact]{}, invalid(op, "project id is not a slug")
+	}
+	if req.Limit < 1 {
+		return paginate.Page[store.Contact]{}, invalid(op, "limit below 1")
+	}
+	var args []any
+	query := listContactsFirstSQL
+	if req.After.IsZero() {
+		args = []any{projectID, req.Limit + 1}
+	} else {
+		query = listContactsAfterSQL
+		args = []any{projectID, micros(req.After.CreatedAt), req.After.ID, req.Limit + 1}
+	}
+	rows, err := s.query(ctx, query, args...)
+	if err != nil {
+		return paginate.Page[store.Contact]{}, wrap(op, err)
+	}
+	defer rows.Close()
+	items := make([]store.Contact, 0, min(req.Limit+1, paginate.MaxLimit+1))
+	for rows.Next() {
+		c := store.Contact{ProjectID: projectID}
+		var at int64
+		if err := rows.Scan(&at, &c.ID, &c.Name); err != nil {
+			return paginate.Page[store.Contact]{}, wrap(op, err)
+		}
+		c.CreatedAt = fromMicros(at)
+		items = append(items, c)
+	}
+	if err := rows.Err(); err != nil {
+		return paginate.Page[store.Contact]{}, wrap(op, err)
+	}
+	page := paginate.Page[store.Contact]{Items: items}
+	if len(items) > req.Limit {
+		page.Items, page.HasMore = items[:req.Limit], true
+	}
+	return page, nil
+}
+
+// DeleteContact deletes the contact, or returns an error matching
+// store.ErrNotFound. Cursors naming it stay valid: a page starts after the
+// cursor's position, whether or not a contact is still there.
+func (s *Store) DeleteContact(ctx context.Context, projectID, id string) error {
+	const op = "delete contact"
+	if err := checkKey(op, projectID, id); err != nil {
+		return err
+	}
+	res, err := s.exec(ctx, deleteContactSQL, id, projectID)
+	return wrap(op, mustAffect(res, err))
+}

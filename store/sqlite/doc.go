@@ -1,0 +1,47 @@
+// Package sqlite is Latchkey's reference store: an implementation of
+// [store.Store] on SQLite through modernc.org/sqlite, a pure-Go driver (no
+// cgo).
+//
+// # Usage
+//
+//	st, err := sqlite.Open(ctx, "latchkey-data/latchkey.db", nil)
+//	if err != nil {
+//		return err
+//	}
+//	defer st.Close()
+//
+// Open creates the file if needed and applies the embedded migrations. It
+// creates no project: callers create the projects they serve.
+//
+// For a host application's own tests, the path ":memory:" opens a private,
+// empty in-memory database that lives as long as the Store:
+//
+//	st, err := sqlite.Open(ctx, ":memory:", nil)
+//
+// # Durability and sharing
+//
+// A file database runs in WAL mode with synchronous=FULL, foreign keys on
+// and a busy timeout, set on every connection. A write that returned nil has
+// been committed and synced to disk. Several processes may open one file at
+// once (a server and the command line tool): write transactions begin with
+// BEGIN IMMEDIATE, so writers of different processes queue on the database
+// lock for up to [Options.BusyTimeout] instead of failing, and every read
+// starts a fresh snapshot, so a revocation committed by one process is seen by
+// the next read of every other. Within one process writes go through a single
+// connection and reads through a pool of [Options.MaxOpenConns] read-only
+// connections.
+//
+// # Schema
+//
+// Migrations are numbered SQL files embedded in the binary
+// (migrations/0001_init.sql, ...). Open applies those not yet recorded in the
+// schema_migrations table, each in its own transaction; two processes opening
+// a new file at once apply each migration exactly once. Set
+// [Options.NoMigrate] to apply them yourself with [Store.Migrate].
+//
+// Times are stored as INTEGER microseconds since the Unix epoch, UTC, so they
+// round-trip exactly at the microsecond precision the store contract states
+// and compare correctly in SQL. Ids are TEXT compared byte by byte (SQLite's
+// BINARY collation). Contacts are clustered on (project_id, created_at, id),
+// the keyset order of ListContacts, so a page costs the same at any depth.
+package sqlite

@@ -1,0 +1,118 @@
+package sqlite
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// migration is one numbered, embedded schema change.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// loadMigrations returns the embedded migrations in version order. Their
+// names are NNNN_description.sql, numbered from 1 without gaps.
+func loadMigrations() ([]migration, error) {
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, n := range names {
+		base := path.Base(n)
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("sqlite: migration %s: name must be NNNN_description.sql", base)
+		}
+		b, err := migrationFiles.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: strings.TrimSuffix(base, ".sql"), sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i, m := range ms {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("sqlite: migration %s: expected version %d", m.name, i+1)
+		}
+	}
+	return ms, nil
+}
+
+const (
+	createMigrationsTableSQL = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER NOT NULL PRIMARY KEY,
+	name       TEXT    NOT NULL,
+	applied_at INTEGER NOT NULL
+)`
+	maxMigrationSQL     = `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`
+	migrationAppliedSQL = `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`
+	recordMigrationSQL  = `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`
+)
+
+// Migrate applies the embedded migrations the database lacks, in order, each
+// in its own write transaction together with its row in schema_migrations.
+// It is safe to run from several processes at once: each transaction begins
+// with BEGIN IMMEDIATE and re-checks schema_migrations, so every migration is
+// applied exactly once. It fails, changing nothing, when the database has a
+// migration newer than this build knows. Open calls it unless
+// Options.NoMigrate is set.
+func (s *Store) Migrate(ctx context.Context) error {
+	ms, err := loadMigrations()
+	if err != nil {
+		return err
+	}
+	if err := s.inTx(ctx, func(t *wtx) error {
+		_, err := t.tx.ExecContext(ctx, createMigrationsTableSQL)
+		return err
+	}); err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	for _, m := range ms {
+		applied := false
+		err := s.inTx(ctx, func(t *wtx) error {
+			var newest int
+			if err := t.tx.QueryRowContext(ctx, maxMigrationSQL).Scan(&newest); err != nil {
+				return err
+			}
+			if newest > len(ms) {
+				return fmt.Errorf("database has schema version %d, newer than this build's %d", newest, len(ms))
+			}
+			var n int
+			if err := t.tx.QueryRowContext(ctx, migrationAppliedSQL, m.version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			if _, err := t.tx.ExecContext(ctx, m.sql); err != nil {
+				return err
+			}
+			if _, err := t.tx.ExecContext(ctx, recordMigrationSQL, m.version, m.name, time.Now().UnixMicro()); err != nil {
+				return err
+			}
+			applied = true
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("sqlite: migrate %s: %w", m.name, err)
+		}
+		if applied {
+			s.logger.InfoContext(ctx, "sqlite: applied migration", "migration", m.name)
+		}
+	}
+	return nil
+}
