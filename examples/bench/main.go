@@ -1,0 +1,393 @@
+// Command bench is Latchkey's reproducible load benchmark. Run it from the
+// repository root (it needs wrk: apt-get install wrk):
+//
+//	go run ./examples/bench
+//
+// It builds the example server, then in a temporary data directory:
+//
+//  1. seeds 1,000,000 contacts in project default with `contact seed`
+//     (timed), adds one marker contact with `contact create` and 100 more
+//     contacts after it, and creates an API key with `key create`;
+//  2. starts the example server and times how long it takes from the start
+//     of the process to the first 200 answer of
+//     GET /v1/contacts?limit=25 (polled every 2 ms);
+//  3. drives with wrk (-t2 -c32 -d10s by default), one after the other:
+//     a bare net/http handler in this process that writes the same bytes
+//     and headers as page 1; GET /v1/contacts?limit=25 with the API key;
+//     and the page after the marker, 1,000,001 contacts deep, by cursor;
+//     sampling the server's RSS every 50 ms;
+//  4. prints the figures and the ratios against the targets: page 1 at
+//     least 30 % of the bare handler's requests per second, the deep page at
+//     least 0.9x page 1, seeding at most 30 s, ready at most 300 ms, RSS
+//     under load at most 100 MiB.
+//
+// The server logs every request to a file in the data directory, as it would
+// in production. Flags change the sizes; see -help.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+type config struct {
+	contacts int
+	duration time.Duration
+	threads  int
+	conns    int
+	keep     bool
+	server   string
+}
+
+func main() {
+	var c config
+	flag.IntVar(&c.contacts, "n", 1_000_000, "contacts to seed")
+	flag.DurationVar(&c.duration, "d", 10*time.Second, "duration of each wrk run")
+	flag.IntVar(&c.threads, "t", 2, "wrk threads")
+	flag.IntVar(&c.conns, "c", 32, "wrk connections")
+	flag.BoolVar(&c.keep, "keep", false, "keep the temporary data directory")
+	flag.StringVar(&c.server, "server", "", "example server binary to use (default: go build ./examples/server)")
+	flag.Parse()
+	if err := run(c); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(c config) error {
+	if _, err := exec.LookPath("wrk"); err != nil {
+		return errors.New("wrk is not installed (Debian/Ubuntu: apt-get install wrk)")
+	}
+	work, err := os.MkdirTemp("", "latchkey-bench-")
+	if err != nil {
+		return err
+	}
+	if c.keep {
+		fmt.Println("data directory:", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	bin := c.server
+	if bin == "" {
+		bin = filepath.Join(work, "server")
+		fmt.Println("building ./examples/server ...")
+		build := exec.Command("go", "build", "-o", bin, "./examples/server")
+		build.Stdout, build.Stderr = os.Stdout, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("building the example server (run from the repository root): %w", err)
+		}
+	}
+	data := filepath.Join(work, "data")
+	cli := func(args ...string) (map[string]any, error) { return runCLI(bin, data, args...) }
+
+	fmt.Printf("seeding %d contacts ...\n", c.contacts)
+	start := time.Now()
+	if _, err := cli("contact", "seed", "-project", "default", "-n", strconv.Itoa(c.contacts)); err != nil {
+		return err
+	}
+	seed := time.Since(start)
+	marker, err := cli("contact", "create", "-project", "default", "-name", "Marker")
+	if err != nil {
+		return err
+	}
+	if _, err := cli("contact", "seed", "-project", "default", "-n", "100"); err != nil {
+		return err
+	}
+	key, err := cli("key", "create", "-project", "default", "-name", "bench")
+	if err != nil {
+		return err
+	}
+	token := key["token"].(string)
+	cursor := marker["id"].(string) + ":" + marker["created_at"].(string)
+
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	logFile, err := os.Create(filepath.Join(work, "server.log"))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	srv := exec.Command(bin, "serve", "-data", data, "-addr", addr)
+	srv.Stdout, srv.Stderr = io.Discard, logFile
+	base := "http://" + addr
+	page1URL := base + "/v1/contacts?limit=25"
+	deepURL := page1URL + "&cursor=" + url.QueryEscape(cursor)
+	start = time.Now()
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		_ = srv.Process.Signal(syscall.SIGTERM)
+		_ = srv.Wait()
+	}()
+	page1, hdr, err := waitReady(page1URL, token, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	ready := time.Since(start)
+	deep, _, err := get(deepURL, token)
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(deep, []byte(`"data":[{`)) {
+		return fmt.Errorf("the deep page is empty: %s", deep)
+	}
+
+	bare, err := startBare(page1, hdr)
+	if err != nil {
+		return err
+	}
+	defer bare.Close()
+
+	rss := &rssSampler{pid: srv.Process.Pid}
+	fmt.Printf("wrk -t%d -c%d -d%s on each of: bare handler, page 1, deep page\n", c.threads, c.conns, c.duration)
+	bareRPS, bareLat, err := runWrk(c, "http://"+bare.Addr().String()+"/v1/contacts?limit=25", "")
+	if err != nil {
+		return err
+	}
+	stopRSS := rss.start()
+	p1RPS, p1Lat, err := runWrk(c, page1URL, token)
+	if err != nil {
+		stopRSS()
+		return err
+	}
+	deepRPS, deepLat, err := runWrk(c, deepURL, token)
+	stopRSS()
+	if err != nil {
+		return err
+	}
+	hwm := readStatusKB(srv.Process.Pid, "VmHWM")
+
+	fmt.Println()
+	fmt.Printf("%-34s %12s %12s\n", "", "req/s", "avg latency")
+	fmt.Printf("%-34s %12.0f %12s\n", "bare net/http, same bytes", bareRPS, bareLat)
+	fmt.Printf("%-34s %12.0f %12s\n", "GET /v1/contacts?limit=25", p1RPS, p1Lat)
+	fmt.Printf("%-34s %12.0f %12s\n", "same, after 1,000,001 contacts", deepRPS, deepLat)
+	fmt.Println()
+	check := func(name string, ok bool, got, target string) {
+		mark := "ok  "
+		if !ok {
+			mark = "MISS"
+		}
+		fmt.Printf("%s %-34s %14s   target %s\n", mark, name, got, target)
+	}
+	check("page 1 / bare", p1RPS >= 0.30*bareRPS, fmt.Sprintf("%.1f %%", 100*p1RPS/bareRPS), ">= 30 %")
+	check("deep page / page 1", deepRPS >= 0.9*p1RPS, fmt.Sprintf("%.2fx", deepRPS/p1RPS), ">= 0.90x")
+	check(fmt.Sprintf("seed %d contacts", c.contacts), seed <= 30*time.Second, fmt.Sprintf("%.1f s", seed.Seconds()), "<= 30 s")
+	check("serve ready", ready <= 300*time.Millisecond, fmt.Sprintf("%d ms", ready.Milliseconds()), "<= 300 ms")
+	maxRSS := rss.max()
+	check("RSS under load (max sampled)", maxRSS <= 100<<10, fmt.Sprintf("%.1f MiB", float64(maxRSS)/1024), "<= 100 MiB")
+	fmt.Printf("     %-34s %14s\n", "peak RSS (VmHWM, whole run)", fmt.Sprintf("%.1f MiB", float64(hwm)/1024))
+	fmt.Printf("\npage 1 is %d bytes; %d requests logged to %s\n", len(page1), countLines(logFile.Name()), filepath.Base(logFile.Name()))
+	return nil
+}
+
+// runCLI runs one command of the example server and returns its last
+// output line.
+func runCLI(bin, data string, args ...string) (map[string]any, error) {
+	args = append(args[:2:2], append([]string{"-data", data}, args[2:]...)...)
+	cmd := exec.Command(bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%v: %v: %s", args, err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var v map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &v); err != nil {
+		return nil, fmt.Errorf("%v: output %q: %v", args, stdout.String(), err)
+	}
+	return v, nil
+}
+
+// freeAddr returns a loopback address with a free port.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func get(u, token string) ([]byte, http.Header, error) {
+	req, err := http.NewRequest("GET", u, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, nil, fmt.Errorf("GET %s: %s: %s", u, res.Status, b)
+	}
+	return b, res.Header, nil
+}
+
+// waitReady polls u until it answers 200 and returns that answer.
+func waitReady(u, token string, limit time.Duration) ([]byte, http.Header, error) {
+	deadline := time.Now().Add(limit)
+	client := &http.Client{Timeout: time.Second}
+	for {
+		req, _ := http.NewRequest("GET", u, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := client.Do(req)
+		if err == nil {
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return b, res.Header, nil
+			}
+			return nil, nil, fmt.Errorf("GET %s: %s: %s", u, res.Status, b)
+		}
+		if time.Now().After(deadline) {
+			return nil, nil, fmt.Errorf("the server was not ready within %s: %v", limit, err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// startBare serves body with the given headers on a free port: the bare
+// net/http baseline.
+func startBare(body []byte, hdr http.Header) (net.Listener, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, k := range []string{"Content-Type", "Cache-Control", "X-Content-Type-Options"} {
+			if v := hdr.Get(k); v != "" {
+				w.Header().Set(k, v)
+			}
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
+	})
+	go func() { _ = http.Serve(ln, h) }()
+	return ln, nil
+}
+
+var (
+	rpsRE = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	latRE = regexp.MustCompile(`Latency\s+(\S+)`)
+	errRE = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
+)
+
+// runWrk runs wrk on u and returns its requests per second and average
+// latency. Any non-2xx answer fails the run.
+func runWrk(c config, u, token string) (float64, string, error) {
+	args := []string{fmt.Sprintf("-t%d", c.threads), fmt.Sprintf("-c%d", c.conns), fmt.Sprintf("-d%ds", int(c.duration.Seconds()))}
+	if token != "" {
+		args = append(args, "-H", "Authorization: Bearer "+token)
+	}
+	args = append(args, u)
+	ctx, cancel := context.WithTimeout(context.Background(), c.duration+time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "wrk", args...).CombinedOutput()
+	if err != nil {
+		return 0, "", fmt.Errorf("wrk: %v: %s", err, out)
+	}
+	if m := errRE.FindSubmatch(out); m != nil {
+		return 0, "", fmt.Errorf("wrk saw %s error answers:\n%s", m[1], out)
+	}
+	m := rpsRE.FindSubmatch(out)
+	if m == nil {
+		return 0, "", fmt.Errorf("no Requests/sec in wrk output:\n%s", out)
+	}
+	rps, _ := strconv.ParseFloat(string(m[1]), 64)
+	lat := ""
+	if l := latRE.FindSubmatch(out); l != nil {
+		lat = string(l[1])
+	}
+	return rps, lat, nil
+}
+
+// rssSampler samples a process's resident set size.
+type rssSampler struct {
+	pid int
+	mu  sync.Mutex
+	hi  int64 // KiB
+}
+
+// start samples every 50 ms until the returned function is called.
+func (s *rssSampler) start() (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if kb := readStatusKB(s.pid, "VmRSS"); kb > 0 {
+				s.mu.Lock()
+				s.hi = max(s.hi, kb)
+				s.mu.Unlock()
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func (s *rssSampler) max() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hi
+}
+
+// readStatusKB reads a "Name:   1234 kB" field of /proc/PID/status.
+func readStatusKB(pid int, name string) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func countLines(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return bytes.Count(b, []byte{'\n'})
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/store"
+)
+
+// Demo data.
+const (
+	demoEmail    = "admin@example.com"
+	demoContacts = 1000
+)
+
+// seedDemo seeds, once, the demo data in project default: 1,000 contacts and
+// the admin user demoEmail with a random password. The user is created last
+// and marks the seeding as done, so a later -demo seeds nothing. It prints
+// the credentials once, as JSON on stdout, and curl lines to try on stderr.
+func seedDemo(ctx context.Context, env *env, lk *latchkey.Latchkey, sf *storeFlags, baseURL string) error {
+	const project = store.DefaultProject
+	_, err := lk.Store().GetUserByEmail(ctx, project, demoEmail)
+	switch {
+	case err == nil:
+		if err := env.out.print(map[string]any{"event": "demo", "seeded": false, "project": project, "email": demoEmail}); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stderr, "\nDemo data already present: user %s in project %s; its password was printed when it was created.\n"+
+			"Set PASSWORD to it before pasting the lines below.\n\n%s\n", demoEmail, project, curlLines(baseURL, sf, `$PASSWORD`))
+		return nil
+	case !errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("demo: %w", err)
+	}
+	if err := lk.SeedContacts(ctx, project, demoContacts, nil); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	password := randomPassword()
+	u, err := lk.CreateUser(ctx, project, demoEmail, password, []string{"admin"})
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	if err := env.out.print(map[string]any{
+		"event": "demo", "seeded": true, "project": project, "contacts": demoContacts,
+		"user": map[string]any{"id": u.ID, "email": u.Email, "tags": u.Tags}, "password": password,
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stderr, "\nDemo data seeded in project %s: %d contacts and the admin user\n\n    email:    %s\n    password: %s   (shown once)\n\nTry it (paste into a POSIX shell):\n\n%s\n",
+		project, demoContacts, demoEmail, password, curlLines(baseURL, sf, password))
+	return nil
+}
+
+// randomPassword returns 128 random bits as 22 URL-safe characters, which
+// need no quoting in a shell or in JSON.
+func randomPassword() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// curlLines returns shell lines that log in, list, page, refresh and use an
+// API key against baseURL. password is pasted into the login line as it is
+// (a literal password, or a shell variable reference).
+func curlLines(baseURL string, sf *storeFlags, password string) string {
+	where := ""
+	if sf.db != "" {
+		where = ` -db "$LATCHKEY_DB"`
+	} else if sf.data != defaultDataDir {
+		where = " -data " + shellQuote(sf.data)
+	}
+	cli := "go run ./examples/server key create" + where
+	revoke := "go run ./examples/server key revoke" + where
+	lines := []string{
+		"B=" + baseURL,
+		"# log in: a login token (24 h) and a refresh token",
+		`LOGIN=$(curl -s -X POST "$B/v1/identity/login" -H 'Content-Type: application/json' -d '{"email":"` + demoEmail + `","password":"'"` + password + `"'"}'); echo "$LOGIN"`,
+		`TOKEN=$(echo "$LOGIN" | sed -E 's/.*"access_token":"([^"]*)".*/\1/'); REFRESH=$(echo "$LOGIN" | sed -E 's/.*"refresh_token":"([^"]*)".*/\1/')`,
+		"# list the first page, then the next one with its cursor",
+		`PAGE=$(curl -s "$B/v1/contacts?limit=3" -H "Authorization: Bearer $TOKEN"); echo "$PAGE"`,
+		`CURSOR=$(echo "$PAGE" | sed -E 's/.*"next_cursor":"([^"]*)".*/\1/'); curl -s "$B/v1/contacts?limit=3&cursor=$CURSOR" -H "Authorization: Bearer $TOKEN"`,
+		"# renew the login token without the password",
+		`curl -s -X POST "$B/v1/identity/refresh" -H 'Content-Type: application/json' -d '{"refresh_token":"'"$REFRESH"'"}'`,
+		"# a permanent API key for a backend (the token is shown once), then revoke it",
+		`KEY=$(` + cli + ` -project default -name demo); echo "$KEY"`,
+		`APIKEY=$(echo "$KEY" | sed -E 's/.*"token":"([^"]*)".*/\1/'); curl -s "$B/v1/contacts?limit=2" -H "Authorization: Bearer $APIKEY"`,
+		revoke + ` -project default $(echo "$KEY" | sed -E 's/.*"id":"([^"]*)".*/\1/')`,
+		`curl -s "$B/v1/contacts?limit=2" -H "Authorization: Bearer $APIKEY"   # 401 invalid_token from now on`,
+	}
+	return "    " + strings.Join(lines, "\n    ") + "\n"
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/store"
+)
+
+// HTTP server limits. Bodies are small (the API reads at most 64 KiB), so
+// slow clients are cut off early.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 15 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 120 * time.Second
+	maxHeaderBytes    = 64 << 10
+)
+
+// cmdServe serves every project of the store until ctx ends (SIGINT or
+// SIGTERM), then finishes in-flight requests and closes the store.
+func cmdServe(ctx context.Context, env *env, args []string) error {
+	fs := newFlags(env, "serve")
+	var sf storeFlags
+	sf.register(fs)
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
+	demo := fs.Bool("demo", false, "seed demo data once (an admin user and 1,000 contacts in project default) and print curl lines to try")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewJSONHandler(env.stderr, nil))
+	inst, err := sf.open(ctx, env, logger, nil)
+	if err != nil {
+		return err
+	}
+	defer inst.Close()
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	baseURL := "http://" + displayAddr(ln.Addr())
+	if *demo {
+		if err := seedDemo(ctx, env, inst.lk, &sf, baseURL); err != nil {
+			_ = ln.Close()
+			return err
+		}
+	}
+
+	srv := &http.Server{
+		Handler:           newRootHandler(inst, logger),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	if err := env.out.print(map[string]any{"event": "listening", "addr": ln.Addr().String(), "base_url": baseURL}); err != nil {
+		return err
+	}
+	logger.Info("listening", "addr", ln.Addr().String())
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: finishing in-flight requests")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Error("shutdown", "err", err)
+	}
+	if err := inst.Close(); err != nil {
+		return fmt.Errorf("closing the store: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// displayAddr is addr as a client would dial it: an unspecified host
+// (0.0.0.0, ::) becomes the loopback address.
+func displayAddr(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return addr.String()
+	}
+	ip := tcp.IP
+	if ip == nil || ip.IsUnspecified() {
+		ip = net.IPv4(127, 0, 0, 1)
+	}
+	return net.JoinHostPort(ip.String(), fmt.Sprint(tcp.Port))
+}
+
+// newRootHandler routes /healthz to the health check and everything else to
+// Latchkey: /p/{project}/... for project {project}, the rest for project
+// default. Every request is logged.
+func newRootHandler(inst *instance, logger *slog.Logger) http.Handler {
+	api := inst.lk.PathHandler(store.DefaultProject)
+	health := healthHandler(inst, logger)
+	return logRequests(logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			health.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	}))
+}
+
+// healthHandler answers GET /healthz with 200 {"status":"ok"} when the store
+// answers, else 503.
+func healthHandler(inst *instance, logger *slog.Logger) http.Handler {
+	return httpapi.Handle(logger, func(w http.ResponseWriter, r *http.Request) error {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			httpapi.MethodNotAllowed(w, "GET, HEAD")
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if _, err := inst.st.GetProject(ctx, store.DefaultProject); err != nil {
+			logger.ErrorContext(ctx, "health check", "err", err)
+			return httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		}
+		return httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+}
+
+// logRequests logs one line per request: method, path (never the query
+// string, which could carry a secret a client put there), status, size,
+// duration and client address. Headers and bodies are never logged.
+func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			status := sw.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", status),
+				slog.Int64("bytes", sw.bytes),
+				slog.Duration("duration", time.Since(start)),
+				slog.String("remote", r.RemoteAddr),
+			)
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// statusWriter records the status and the number of body bytes written.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/postgres"
+	"github.com/latchkey-dev/latchkey/store/sqlite"
+)
+
+// Storage defaults.
+const (
+	defaultDataDir = "./latchkey-data"
+	dbFile         = "latchkey.db"
+	masterKeyFile  = "master.key"
+	masterKeyEnv   = "LATCHKEY_MASTER_KEY"
+	masterKeySize  = 32
+)
+
+// storeFlags are the -data and -db flags every command takes.
+type storeFlags struct {
+	data string
+	db   string
+}
+
+func (s *storeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.data, "data", defaultDataDir, "directory of the SQLite database and master.key")
+	fs.StringVar(&s.db, "db", "", "PostgreSQL URL (postgres://...) to use instead of SQLite")
+}
+
+// instance is an opened store and the Latchkey on it.
+type instance struct {
+	st store.Store
+	lk *latchkey.Latchkey
+}
+
+// Close closes the store.
+func (i *instance) Close() error { return i.st.Close() }
+
+// open opens the store the flags name and assembles Latchkey on it, which
+// makes sure the default project exists.
+func (s *storeFlags) open(ctx context.Context, env *env, logger *slog.Logger, opts *latchkey.Options) (*instance, error) {
+	key, err := loadMasterKey(env, s.data)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.openStore(ctx, logger)
+	if err != nil {
+		return nil, err
+	}
+	o := latchkey.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Logger = logger
+	lk, err := latchkey.New(st, key, &o)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return &instance{st: st, lk: lk}, nil
+}
+
+// openStore opens PostgreSQL when -db is set, else SQLite in the data
+// directory, creating the directory (mode 0700) if needed.
+func (s *storeFlags) openStore(ctx context.Context, logger *slog.Logger) (store.Store, error) {
+	if s.db != "" {
+		if !strings.HasPrefix(s.db, "postgres://") && !strings.HasPrefix(s.db, "postgresql://") {
+			return nil, fmt.Errorf("%w: -db must be a postgres:// URL", errUsage)
+		}
+		st, err := postgres.Open(ctx, s.db, &postgres.Options{Logger: logger})
+		if err != nil {
+			return nil, fmt.Errorf("opening PostgreSQL: %w", err)
+		}
+		return st, nil
+	}
+	if err := os.MkdirAll(s.data, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the data directory: %w", err)
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(s.data, dbFile), &sqlite.Options{Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("opening the database: %w", err)
+	}
+	return st, nil
+}
+
+// loadMasterKey returns the master key: LATCHKEY_MASTER_KEY if set, else the
+// content of DIR/master.key, which is created (mode 0600, base64 of 32
+// random bytes) if it does not exist. Two processes creating it at once
+// agree on one key.
+func loadMasterKey(env *env, dir string) ([]byte, error) {
+	if v := env.getenv(masterKeyEnv); v != "" {
+		key, err := decodeMasterKey(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", masterKeyEnv, err)
+		}
+		return key, nil
+	}
+	path := filepath.Join(dir, masterKeyFile)
+	for attempt := 0; ; attempt++ {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			key, err := decodeMasterKey(string(b))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+				fmt.Fprintf(env.stderr, "latchkey: warning: %s is readable by other users (mode %v); chmod 600 it\n", path, fi.Mode().Perm())
+			}
+			return key, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) || attempt > 0 {
+			return nil, fmt.Errorf("reading the master key: %w", err)
+		}
+		if err := createMasterKey(dir, path); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// createMasterKey writes a new random key to path unless it exists. The key
+// is written to a temporary file and linked into place, so no process ever
+// reads a partly written key and a concurrent creator's key wins cleanly.
+func createMasterKey(dir, path string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating the data directory: %w", err)
+	}
+	var key [masterKeySize]byte
+	_, _ = rand.Read(key[:])
+	tmp, err := os.CreateTemp(dir, ".master.key-*")
+	if err != nil {
+		return fmt.Errorf("creating the master key: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("creating the master key: %w", err)
+	}
+	if _, err := tmp.WriteString(base64.StdEncoding.EncodeToString(key[:]) + "\n"); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("creating the master key: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("creating the master key: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("creating the master key: %w", err)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("creating the master key: %w", err)
+	}
+	return nil
+}
+
+// decodeMasterKey decodes base64 (standard or URL alphabet, padded or not)
+// of exactly 32 bytes, ignoring surrounding white space.
+func decodeMasterKey(s string) ([]byte, error) {
+	s = strings.TrimSpace(s)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			if len(b) != masterKeySize {
+				return nil, fmt.Errorf("the master key must be base64 of %d bytes, got %d bytes", masterKeySize, len(b))
+			}
+			return b, nil
+		}
+	}
+	return nil, errors.New("the master key is not valid base64")
+}
+
+// shutdownTimeout bounds how long a stopping server waits for in-flight
+// requests.
+const shutdownTimeout = 30 * time.Second

@@ -1,0 +1,376 @@
+package latchkey_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/sqlite"
+	"github.com/latchkey-dev/latchkey/tenant"
+)
+
+var testMasterKey = []byte("0123456789abcdef0123456789abcdef")
+
+func openStore(t *testing.T) store.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), ":memory:", &sqlite.Options{Logger: testLogger(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), nil))
+}
+
+func newLatchkey(t *testing.T, st store.Store, opts *latchkey.Options) *latchkey.Latchkey {
+	t.Helper()
+	if opts == nil {
+		opts = &latchkey.Options{}
+	}
+	opts.Logger = testLogger(t)
+	lk, err := latchkey.New(st, testMasterKey, opts)
+	require.NoError(t, err)
+	return lk
+}
+
+type client struct {
+	t   *testing.T
+	h   http.Handler
+	url string
+}
+
+// do sends a request to the handler and returns the status, headers and
+// body.
+func (c client) do(method, path, token, body string) (int, http.Header, string) {
+	c.t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, path, r)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	w := httptest.NewRecorder()
+	c.h.ServeHTTP(w, req)
+	return w.Code, w.Header(), w.Body.String()
+}
+
+// problem checks that the answer is problem+json with the status and code.
+func (c client) problem(method, path, token string, status int, code string) http.Header {
+	c.t.Helper()
+	got, h, body := c.do(method, path, token, "")
+	require.Equal(c.t, status, got, "%s %s: %s", method, path, body)
+	require.Equal(c.t, "application/problem+json", h.Get("Content-Type"), body)
+	var p struct {
+		Code   string `json:"code"`
+		Status int    `json:"status"`
+	}
+	require.NoError(c.t, json.Unmarshal([]byte(body), &p))
+	require.Equal(c.t, code, p.Code)
+	require.Equal(c.t, status, p.Status)
+	return h
+}
+
+// login logs in and returns the access and refresh tokens.
+func (c client) login(prefix, email, password string) (string, string) {
+	c.t.Helper()
+	st, _, body := c.do("POST", prefix+"/v1/identity/login", "", `{"email":"`+email+`","password":"`+password+`"}`)
+	require.Equal(c.t, http.StatusOK, st, body)
+	var ts struct {
+		AccessToken  string `json:"access_token"`
+		RefreshToken string `json:"refresh_token"`
+		ExpiresIn    int    `json:"expires_in"`
+	}
+	require.NoError(c.t, json.Unmarshal([]byte(body), &ts))
+	require.Equal(c.t, 86400, ts.ExpiresIn)
+	return ts.AccessToken, ts.RefreshToken
+}
+
+func (c client) listNames(path, token string) []string {
+	c.t.Helper()
+	st, _, body := c.do("GET", path, token, "")
+	require.Equal(c.t, http.StatusOK, st, body)
+	var page struct {
+		Data []struct {
+			Name string `json:"name"`
+		} `json:"data"`
+	}
+	require.NoError(c.t, json.Unmarshal([]byte(body), &page))
+	names := []string{}
+	for _, d := range page.Data {
+		names = append(names, d.Name)
+	}
+	return names
+}
+
+func TestNew_ensuresDefaultProject(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	newLatchkey(t, st, nil)
+	_, err := st.GetProject(ctx, store.DefaultProject)
+	require.NoError(t, err)
+	k1, err := st.ActiveSigningKey(ctx, store.DefaultProject)
+	require.NoError(t, err)
+	// A second instance on the same store keeps the project and its key.
+	newLatchkey(t, st, nil)
+	k2, err := st.ActiveSigningKey(ctx, store.DefaultProject)
+	require.NoError(t, err)
+	assert.Equal(t, k1.ID, k2.ID)
+}
+
+func TestNew_badMasterKey(t *testing.T) {
+	_, err := latchkey.New(openStore(t), []byte("short"), nil)
+	require.Error(t, err)
+	assert.Panics(t, func() { _, _ = latchkey.New(nil, testMasterKey, nil) })
+}
+
+func TestHandler_routes(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	lk := newLatchkey(t, st, nil)
+	_, err := lk.CreateUser(ctx, "default", "ada@example.com", "pw-ada", []string{"admin"})
+	require.NoError(t, err)
+	_, err = lk.CreateContact(ctx, "default", "Grace")
+	require.NoError(t, err)
+	c := client{t: t, h: lk.Handler()}
+
+	access, refresh := c.login("", "ADA@example.com", "pw-ada")
+	assert.Equal(t, []string{"Grace"}, c.listNames("/v1/contacts", access))
+	assert.Equal(t, []string{"Grace"}, c.listNames("/v1/contacts?limit=1", access))
+
+	st2, _, body := c.do("POST", "/v1/identity/refresh", "", `{"refresh_token":"`+refresh+`"}`)
+	require.Equal(t, http.StatusOK, st2, body)
+
+	st2, h, body := c.do("GET", "/.well-known/jwks.json", "", "")
+	require.Equal(t, http.StatusOK, st2, body)
+	assert.Contains(t, body, `"kty":"OKP"`)
+	assert.Contains(t, h.Get("Content-Type"), "json")
+
+	h = c.problem("GET", "/v1/contacts", "", http.StatusUnauthorized, "invalid_token")
+	assert.Contains(t, h.Get("WWW-Authenticate"), "Bearer")
+	c.problem("GET", "/v1/contacts", "garbage", http.StatusUnauthorized, "invalid_token")
+	c.problem("GET", "/v1/contacts?limit=0", access, http.StatusBadRequest, "invalid_parameter")
+	c.problem("GET", "/v1/contacts?cursor=x", access, http.StatusBadRequest, "invalid_cursor")
+
+	for _, p := range []string{"/", "/v1", "/v1/", "/v1/nope", "/v1/contacts/", "/v1/contacts/x", "/v2/contacts",
+		"/.well-known/", "/console/", "/console", "/v1//contacts", "/v1/./contacts", "/x/../v1/contacts", "/healthz"} {
+		c.problem("GET", p, access, http.StatusNotFound, "not_found")
+	}
+	cases := map[string]string{
+		"POST /v1/contacts":           "GET, HEAD",
+		"DELETE /v1/contacts":         "GET, HEAD",
+		"GET /v1/identity/login":      "POST",
+		"PUT /v1/identity/refresh":    "POST",
+		"POST /.well-known/jwks.json": "GET, HEAD",
+	}
+	for req, allow := range cases {
+		method, path, _ := strings.Cut(req, " ")
+		h := c.problem(method, path, access, http.StatusMethodNotAllowed, "method_not_allowed")
+		assert.Equal(t, allow, h.Get("Allow"), req)
+	}
+}
+
+func TestHandler_apiKeys(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	lk := newLatchkey(t, st, nil)
+	_, err := lk.CreateContact(ctx, "default", "Grace")
+	require.NoError(t, err)
+	k, token, err := lk.CreateAPIKey(ctx, "default", "backend")
+	require.NoError(t, err)
+	c := client{t: t, h: lk.Handler()}
+	assert.Equal(t, []string{"Grace"}, c.listNames("/v1/contacts", token))
+
+	// Revoked by another Latchkey on the same store (as the CLI does):
+	// refused on the very next request.
+	other := newLatchkey(t, st, nil)
+	require.NoError(t, other.RevokeAPIKey(ctx, "default", k.ID))
+	c.problem("GET", "/v1/contacts", token, http.StatusUnauthorized, "invalid_token")
+
+	ks, err := lk.ListAPIKeys(ctx, "default")
+	require.NoError(t, err)
+	require.Len(t, ks, 1)
+	assert.True(t, ks[0].Revoked())
+	assert.ErrorIs(t, lk.RevokeAPIKey(ctx, "default", "key_nope"), store.ErrNotFound)
+}
+
+func TestHandler_resolver(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	boom := errors.New("boom")
+	lk := newLatchkey(t, st, &latchkey.Options{Resolver: func(r *http.Request) (string, error) {
+		switch p := r.Header.Get("X-Project"); p {
+		case "":
+			return "", tenant.ErrUnknownProject
+		case "fail":
+			return "", boom
+		default:
+			return p, nil
+		}
+	}})
+	for _, p := range []string{"a", "b"} {
+		_, err := lk.CreateProject(ctx, p)
+		require.NoError(t, err)
+		_, err = lk.CreateContact(ctx, p, "in "+p)
+		require.NoError(t, err)
+	}
+	_, tokA, err := lk.CreateAPIKey(ctx, "a", "k")
+	require.NoError(t, err)
+
+	send := func(project, token string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", "/v1/contacts", nil)
+		req.Header.Set("X-Project", project)
+		req.Header.Set("Authorization", "Bearer "+tokA)
+		w := httptest.NewRecorder()
+		lk.Handler().ServeHTTP(w, req)
+		return w
+	}
+	w := send("a", tokA)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	assert.Contains(t, w.Body.String(), `"in a"`)
+	assert.Equal(t, http.StatusUnauthorized, send("b", tokA).Code, "a token of project a in project b")
+	assert.Equal(t, http.StatusNotFound, send("", tokA).Code)
+	assert.Equal(t, http.StatusNotFound, send("nope", tokA).Code)
+	assert.Equal(t, http.StatusNotFound, send("Not A Slug", tokA).Code)
+	w = send("fail", tokA)
+	assert.Equal(t, http.StatusInternalServerError, w.Code)
+	assert.NotContains(t, w.Body.String(), "boom")
+}
+
+func TestPathHandler(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	lk := newLatchkey(t, st, nil)
+	for _, p := range []string{"default", "a"} {
+		if p != "default" {
+			_, err := lk.CreateProject(ctx, p)
+			require.NoError(t, err)
+		}
+		_, err := lk.CreateUser(ctx, p, "ada@example.com", "pw-"+p, nil)
+		require.NoError(t, err)
+		_, err = lk.CreateContact(ctx, p, "in "+p)
+		require.NoError(t, err)
+	}
+	c := client{t: t, h: lk.PathHandler(store.DefaultProject)}
+
+	tokA, _ := c.login("/p/a", "ada@example.com", "pw-a")
+	tokD, _ := c.login("", "ada@example.com", "pw-default")
+	tokD2, _ := c.login("/p/default", "ada@example.com", "pw-default")
+	assert.Equal(t, []string{"in a"}, c.listNames("/p/a/v1/contacts", tokA))
+	assert.Equal(t, []string{"in default"}, c.listNames("/v1/contacts", tokD))
+	assert.Equal(t, []string{"in default"}, c.listNames("/p/default/v1/contacts", tokD))
+	assert.Equal(t, []string{"in default"}, c.listNames("/v1/contacts", tokD2))
+
+	// Tokens never cross projects.
+	c.problem("GET", "/p/a/v1/contacts", tokD, http.StatusUnauthorized, "invalid_token")
+	c.problem("GET", "/v1/contacts", tokA, http.StatusUnauthorized, "invalid_token")
+	st2, _, _ := c.do("POST", "/p/a/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-default"}`)
+	assert.Equal(t, http.StatusUnauthorized, st2)
+
+	for _, p := range []string{"/p/nope/v1/contacts", "/p/a", "/p/a/", "/p/", "/p", "/p//v1/contacts",
+		"/p/A/v1/contacts", "/p/a/p/a/v1/contacts", "/p/a/../default/v1/contacts"} {
+		c.problem("GET", p, tokA, http.StatusNotFound, "not_found")
+	}
+	h := c.problem("POST", "/p/a/v1/contacts", tokA, http.StatusMethodNotAllowed, "method_not_allowed")
+	assert.Equal(t, "GET, HEAD", h.Get("Allow"))
+
+	st2, _, body := c.do("GET", "/p/a/.well-known/jwks.json", "", "")
+	assert.Equal(t, http.StatusOK, st2, body)
+
+	// Without a fallback only /p/... is served.
+	strict := client{t: t, h: lk.PathHandler("")}
+	strict.problem("GET", "/v1/contacts", tokD, http.StatusNotFound, "not_found")
+	assert.Equal(t, []string{"in a"}, strict.listNames("/p/a/v1/contacts", tokA))
+}
+
+func TestHandler_projectCreatedElsewhereIsServedAtOnce(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	lk := newLatchkey(t, st, nil)
+	c := client{t: t, h: lk.PathHandler(store.DefaultProject)}
+	c.problem("GET", "/p/late/.well-known/jwks.json", "", http.StatusNotFound, "not_found")
+
+	other := newLatchkey(t, st, nil) // another process on the same store
+	_, err := other.CreateProject(ctx, "late")
+	require.NoError(t, err)
+	st2, _, body := c.do("GET", "/p/late/.well-known/jwks.json", "", "")
+	assert.Equal(t, http.StatusOK, st2, body)
+}
+
+func TestOptions_console(t *testing.T) {
+	st := openStore(t)
+	var got *latchkey.Latchkey
+	lk := newLatchkey(t, st, &latchkey.Options{Console: func(l *latchkey.Latchkey) http.Handler {
+		got = l
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p, _ := tenant.FromContext(r.Context())
+			_, _ = io.WriteString(w, "console of "+p+" at "+r.URL.Path)
+		})
+	}})
+	require.Same(t, lk, got)
+	c := client{t: t, h: lk.PathHandler(store.DefaultProject)}
+	st2, _, body := c.do("GET", "/console/keys", "", "")
+	assert.Equal(t, http.StatusOK, st2)
+	assert.Equal(t, "console of default at /console/keys", body)
+	st2, h, _ := c.do("GET", "/p/default/console", "", "")
+	assert.Equal(t, http.StatusMovedPermanently, st2)
+	assert.Equal(t, "console/", h.Get("Location"))
+}
+
+func TestAdmin(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	lk := newLatchkey(t, st, nil)
+
+	p, err := lk.CreateProject(ctx, "acme")
+	require.NoError(t, err)
+	assert.Equal(t, "acme", p.ID)
+	_, err = st.ActiveSigningKey(ctx, "acme")
+	require.NoError(t, err, "a new project has a signing key")
+	_, err = lk.CreateProject(ctx, "acme")
+	assert.ErrorIs(t, err, store.ErrConflict)
+	_, err = lk.CreateProject(ctx, "Not/A/Slug")
+	assert.ErrorIs(t, err, store.ErrInvalid)
+
+	u, err := lk.CreateUser(ctx, "acme", " Ada@Example.com ", "pw", []string{"admin"})
+	require.NoError(t, err)
+	assert.Equal(t, "Ada@Example.com", u.Email)
+	assert.True(t, strings.HasPrefix(u.PasswordHash, "$argon2id$"))
+	_, err = lk.CreateUser(ctx, "acme", "ada@example.COM", "pw", nil)
+	assert.ErrorIs(t, err, store.ErrConflict)
+	_, err = lk.CreateUser(ctx, "acme", "", "pw", nil)
+	assert.ErrorIs(t, err, store.ErrInvalid)
+	_, err = lk.CreateUser(ctx, "acme", "b@example.com", "", nil)
+	assert.ErrorIs(t, err, store.ErrInvalid)
+	_, err = lk.CreateUser(ctx, "nope", "b@example.com", "pw", nil)
+	assert.ErrorIs(t, err, store.ErrNotFound)
+
+	_, err = lk.CreateContact(ctx, "nope", "x")
+	assert.ErrorIs(t, err, store.ErrNotFound)
+	_, err = lk.CreateContact(ctx, "acme", "")
+	assert.ErrorIs(t, err, store.ErrInvalid)
+
+	var progress []int
+	require.NoError(t, lk.SeedContacts(ctx, "acme", latchkey.SeedBatch+5, func(done int) { progress = append(progress, done) }))
+	assert.Equal(t, []int{latchkey.SeedBatch, latchkey.SeedBatch + 5}, progress)
+	assert.ErrorIs(t, lk.SeedContacts(ctx, "nope", 3, nil), store.ErrNotFound)
+
+	_, _, err = lk.CreateAPIKey(ctx, "nope", "k")
+	assert.ErrorIs(t, err, store.ErrNotFound)
+}
