@@ -1,0 +1,240 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/latchkey-dev/latchkey/paginate"
+	"github.com/latchkey-dev/latchkey/store"
+)
+
+const (
+	// lockContactsSQL serializes contact inserts per project: the row lock
+	// is held until the inserting transaction ends, so the high-water mark
+	// read here is still the greatest position when the new rows commit,
+	// whichever instance inserts. FOR NO KEY UPDATE (not FOR UPDATE) does
+	// not block the FOR KEY SHARE locks that foreign-key checks of other
+	// writes to the project take.
+	lockContactsSQL = `SELECT contacts_last_created_at, contacts_last_id
+	FROM projects WHERE id = $1 FOR NO KEY UPDATE`
+	setContactsMarkSQL = `UPDATE projects
+	SET contacts_last_created_at = $2, contacts_last_id = $3 WHERE id = $1`
+	insertContactSQL = `INSERT INTO contacts (project_id, id, name, created_at)
+	VALUES ($1, $2, $3, $4)`
+	projectExistsSQL = `SELECT EXISTS (SELECT 1 FROM projects WHERE id = $1)`
+
+	// The two keyset queries run on the contacts_keyset index
+	// (project_id, created_at, id COLLATE "C"): an index range scan that
+	// starts at the cursor and stops after limit+1 rows, whatever the
+	// cursor's depth. The row comparison uses the index as one bound.
+	listContactsFirstSQL = `SELECT id, name, created_at FROM contacts
+	WHERE project_id = $1
+	ORDER BY created_at, id LIMIT $2`
+	listContactsAfterSQL = `SELECT id, name, created_at FROM contacts
+	WHERE project_id = $1 AND (created_at, id) > ($2, $3)
+	ORDER BY created_at, id LIMIT $4`
+
+	deleteContactSQL = `DELETE FROM contacts WHERE project_id = $1 AND id = $2`
+)
+
+// contactMark is the greatest (created_at, id) position a project's
+// contacts have had.
+type contactMark struct {
+	at  time.Time
+	id  string
+	set bool
+}
+
+// place returns the CreatedAt a new contact gets: at (already truncated)
+// when (at, id) sorts after the mark, else the smallest time that makes it
+// sort after: the mark's time if id is greater than the mark's id, one
+// microsecond later otherwise.
+func (m contactMark) place(at time.Time, id string) time.Time {
+	if !m.set || at.After(m.at) || (at.Equal(m.at) && id > m.id) {
+		return at
+	}
+	if id > m.id {
+		return m.at
+	}
+	return m.at.Add(time.Microsecond)
+}
+
+// after reports whether (at, id) sorts after the mark.
+func (m contactMark) after(at time.Time, id string) bool {
+	return !m.set || at.After(m.at) || (at.Equal(m.at) && id > m.id)
+}
+
+// lockContacts locks the project's contact high-water mark for the rest of
+// tx and returns it, or an error matching store.ErrNotFound when the
+// project does not exist.
+func lockContacts(ctx context.Context, tx pgx.Tx, op, projectID string) (contactMark, error) {
+	var at pgtype.Timestamptz
+	var id pgtype.Text
+	if err := tx.QueryRow(ctx, lockContactsSQL, projectID).Scan(&at, &id); err != nil {
+		return contactMark{}, translate(op, err)
+	}
+	return contactMark{at: fromNullTS(at), id: id.String, set: at.Valid && id.Valid}, nil
+}
+
+// CreateContact creates c and returns it as stored. The stored CreatedAt is
+// c.CreatedAt truncated to microseconds, raised if needed so that the new
+// contact sorts after every contact the project has ever had, deleted ones
+// included (so also after any cursor a client holds). Inserts into one
+// project are serialized by a row lock on the project, across every
+// instance. It returns an error matching store.ErrInvalid for an empty id,
+// store.ErrNotFound for an unknown project and store.ErrConflict for an
+// existing id.
+func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Contact, error) {
+	const op = "create contact"
+	if err := checkProject(op, c.ProjectID); err != nil {
+		return store.Contact{}, err
+	}
+	if err := checkID(op, "id", c.ID); err != nil {
+		return store.Contact{}, err
+	}
+	var stored store.Contact
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		mark, err := lockContacts(ctx, tx, op, c.ProjectID)
+		if err != nil {
+			return err
+		}
+		stored = c
+		stored.CreatedAt = mark.place(ts(c.CreatedAt), c.ID)
+		if _, err := tx.Exec(ctx, insertContactSQL, c.ProjectID, c.ID, c.Name, stored.CreatedAt); err != nil {
+			return translate(op, err)
+		}
+		_, err = tx.Exec(ctx, setContactsMarkSQL, c.ProjectID, stored.CreatedAt, c.ID)
+		return translate(op, err)
+	})
+	if err != nil {
+		return store.Contact{}, err
+	}
+	return stored, nil
+}
+
+// CreateContacts inserts cs, contacts of one project, in one transaction
+// with COPY: all of them or, on any error, none. Each contact's ProjectID
+// must be projectID or empty. Each CreatedAt is placed as CreateContact
+// places it, relative to the contacts the project had before the call;
+// contacts in cs may share a CreatedAt and then sort by id. It returns an
+// error matching store.ErrInvalid for an empty id, store.ErrNotFound for an
+// unknown project and store.ErrConflict for an id that exists or appears
+// twice in cs.
+func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store.Contact) error {
+	const op = "create contacts"
+	if err := checkProject(op, projectID); err != nil {
+		return err
+	}
+	for i, c := range cs {
+		if c.ID == "" {
+			return invalid(op, fmt.Sprintf("contact %d: empty id", i))
+		}
+		if c.ProjectID != "" && c.ProjectID != projectID {
+			return invalid(op, fmt.Sprintf("contact %d: project %q is not %q", i, c.ProjectID, projectID))
+		}
+	}
+	if len(cs) == 0 {
+		var ok bool
+		if err := s.pool.QueryRow(ctx, projectExistsSQL, projectID).Scan(&ok); err != nil {
+			return translate(op, err)
+		}
+		if !ok {
+			return notFound(op)
+		}
+		return nil
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		mark, err := lockContacts(ctx, tx, op, projectID)
+		if err != nil {
+			return err
+		}
+		next := mark
+		times := make([]time.Time, len(cs))
+		for i, c := range cs {
+			times[i] = mark.place(ts(c.CreatedAt), c.ID)
+			if next.after(times[i], c.ID) {
+				next = contactMark{at: times[i], id: c.ID, set: true}
+			}
+		}
+		src := pgx.CopyFromSlice(len(cs), func(i int) ([]any, error) {
+			return []any{projectID, cs[i].ID, cs[i].Name, times[i]}, nil
+		})
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"contacts"},
+			[]string{"project_id", "id", "name", "created_at"}, src); err != nil {
+			return translate(op, err)
+		}
+		_, err = tx.Exec(ctx, setContactsMarkSQL, projectID, next.at, next.id)
+		return translate(op, err)
+	})
+}
+
+// ListContacts returns at most req.Limit contacts of the project that sort
+// strictly after req.After, in ascending (CreatedAt, ID) order with ids
+// compared byte by byte, and whether more follow. It is one keyset query on
+// the contacts_keyset index reading req.Limit+1 rows, never OFFSET, so a
+// page costs the same at any depth. An unknown project lists as empty. A
+// req.Limit below 1 returns an error matching store.ErrInvalid.
+func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
+	const op = "list contacts"
+	if err := checkProject(op, projectID); err != nil {
+		return paginate.Page[store.Contact]{}, err
+	}
+	if req.Limit < 1 {
+		return paginate.Page[store.Contact]{}, invalid(op, "limit below 1")
+	}
+	// Read one row more than asked for: its presence is HasMore. A limit
+	// beyond any real list is capped so that limit+1 cannot overflow.
+	limit := min(req.Limit, math.MaxInt32)
+	fetch := limit + 1
+	var rows pgx.Rows
+	if req.After.IsZero() {
+		rows, _ = s.pool.Query(ctx, listContactsFirstSQL, projectID, fetch)
+	} else {
+		rows, _ = s.pool.Query(ctx, listContactsAfterSQL,
+			projectID, ts(req.After.CreatedAt), req.After.ID, fetch)
+	}
+	items := make([]store.Contact, 0, min(fetch, paginate.MaxLimit+1))
+	for rows.Next() {
+		c := store.Contact{ProjectID: projectID}
+		if err := rows.Scan(&c.ID, &c.Name, &c.CreatedAt); err != nil {
+			rows.Close()
+			return paginate.Page[store.Contact]{}, translate(op, err)
+		}
+		c.CreatedAt = c.CreatedAt.UTC()
+		items = append(items, c)
+	}
+	if err := rows.Err(); err != nil {
+		return paginate.Page[store.Contact]{}, translate(op, err)
+	}
+	page := paginate.Page[store.Contact]{Items: items}
+	if len(items) > limit {
+		page.Items, page.HasMore = items[:limit], true
+	}
+	return page, nil
+}
+
+// DeleteContact deletes the contact, or returns an error matching
+// store.ErrNotFound. Cursors naming it stay valid, and contacts created later
+// still sort after it.
+func (s *Store) DeleteContact(ctx context.Context, projectID, id string) error {
+	const op = "delete contact"
+	if err := checkProject(op, projectID); err != nil {
+		return err
+	}
+	if err := checkID(op, "id", id); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, deleteContactSQL, projectID, id)
+	if err != nil {
+		return translate(op, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound(op)
+	}
+	return nil
+}

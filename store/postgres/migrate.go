@@ -1,0 +1,135 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// migrationFiles holds the schema's migrations, numbered and append-only:
+// migrations/NNNN_name.sql. A released migration is never edited; a change
+// is a new file.
+//
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// migrationLockKey is the pg_advisory_xact_lock key held while migrating,
+// so that instances starting at once migrate one after the other. It is
+// "latchkey" in ASCII.
+const migrationLockKey int64 = 0x6c617463686b6579
+
+// migration is one numbered schema change.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations in version order.
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFiles, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".sql")
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration file %q is not named NNNN_name.sql", e.Name())
+		}
+		b, err := migrationFiles.ReadFile(path.Join("migrations", e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: name, sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i := range ms {
+		if ms[i].version != i+1 {
+			return nil, fmt.Errorf("migration %s: expected version %d", ms[i].name, i+1)
+		}
+	}
+	return ms, nil
+}
+
+const (
+	createMigrationsTableSQL = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version integer PRIMARY KEY,
+	name text NOT NULL,
+	applied_at timestamptz NOT NULL DEFAULT now()
+)`
+	migrationLockSQL    = `SELECT pg_advisory_xact_lock($1)`
+	migrationAppliedSQL = `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`
+	migrationNewestSQL  = `SELECT coalesce(max(version), 0) FROM schema_migrations`
+	recordMigrationSQL  = `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`
+)
+
+// Migrate applies the migrations the database lacks, in order, each in its
+// own transaction together with its row in schema_migrations. Every
+// transaction first takes a transaction-level advisory lock, so several
+// instances may call Migrate at once: one applies each migration and the
+// others find it recorded. Open calls Migrate unless Options.NoMigrate is
+// set.
+//
+// A database migrated by a newer Latchkey (it records versions this one does
+// not know) is left alone and logged at Warn: migrations are append-only and
+// keep older code working.
+func (s *Store) Migrate(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	for _, m := range ms {
+		applied := false
+		err := s.inTx(ctx, func(tx pgx.Tx) error {
+			applied = false
+			if _, err := tx.Exec(ctx, migrationLockSQL, migrationLockKey); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, createMigrationsTableSQL); err != nil {
+				return err
+			}
+			var done bool
+			if err := tx.QueryRow(ctx, migrationAppliedSQL, m.version).Scan(&done); err != nil {
+				return err
+			}
+			if done {
+				return nil
+			}
+			// No arguments: pgx sends the file with the simple protocol,
+			// which runs several statements.
+			if _, err := tx.Exec(ctx, m.sql); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, recordMigrationSQL, m.version, m.name); err != nil {
+				return err
+			}
+			applied = true
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("postgres: migration %s: %w", m.name, err)
+		}
+		if applied {
+			s.log.InfoContext(ctx, "postgres: applied migration", "migration", m.name)
+		}
+	}
+	var newest int
+	if err := s.pool.QueryRow(ctx, migrationNewestSQL).Scan(&newest); err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	if newest > len(ms) {
+		s.log.WarnContext(ctx, "postgres: database schema is newer than this build",
+			"database_version", newest, "known_version", len(ms))
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package postgres_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-dev/latchkey/store/postgres"
+	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
+)
+
+// TestOpen_ConcurrentMigrate starts several instances on one empty database
+// at once: the advisory lock makes one of them apply each migration and the
+// others find it recorded.
+func TestOpen_ConcurrentMigrate(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	const n = 6
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			st, err := postgres.Open(context.Background(), url, &postgres.Options{Logger: testLogger(t), MaxConns: 2})
+			if err == nil {
+				_ = st.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "Open #%d", i)
+	}
+	conn := connect(t, url)
+	var rows, minV, maxV int
+	require.NoError(t, conn.QueryRow(context.Background(),
+		`SELECT count(*), min(version), max(version) FROM schema_migrations`).Scan(&rows, &minV, &maxV))
+	assert.Equal(t, 1, minV)
+	assert.Equal(t, rows, maxV, "one row per migration, numbered from 1")
+}
+
+// TestOpen_NoMigrate checks that NoMigrate leaves the database empty until
+// Migrate runs, and that Migrate can run again harmlessly.
+func TestOpen_NoMigrate(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	st, err := postgres.Open(ctx, url, &postgres.Options{NoMigrate: true, Logger: testLogger(t)})
+	require.NoError(t, err)
+	defer st.Close()
+
+	conn := connect(t, url)
+	var exists bool
+	require.NoError(t, conn.QueryRow(ctx, `SELECT to_regclass('projects') IS NOT NULL`).Scan(&exists))
+	assert.False(t, exists, "projects table before Migrate")
+
+	require.NoError(t, st.Migrate(ctx))
+	require.NoError(t, st.Migrate(ctx), "second Migrate")
+	require.NoError(t, conn.QueryRow(ctx, `SELECT to_regclass('projects') IS NOT NULL`).Scan(&exists))
+	assert.True(t, exists, "projects table after Migrate")
+	mustProject(t, st, "default")
+}
+
+// TestOpen_Errors checks that Open reports bad input and an unreachable
+// server without echoing the password.
+func TestOpen_Errors(t *testing.T) {
+	ctx := context.Background()
+	_, err := postgres.Open(ctx, "postgres://u:s3cr3t@127.0.0.1:1/x?sslmode=disable&connect_timeout=2", nil)
+	require.Error(t, err, "unreachable server")
+	assert.NotContains(t, err.Error(), "s3cr3t")
+
+	_, err = postgres.Open(ctx, "postgres://u:s3cr3t@[::1/x", nil)
+	require.Error(t, err, "unparsable url")
+	assert.NotContains(t, err.Error(), "s3cr3t")
+
+	_, err = postgres.Open(ctx, pgtest.AdminURL(t), &postgres.Options{MaxConns: -1})
+	require.Error(t, err, "negative MaxConns")
+}
+
+// TestStore_Close checks that calls after Close fail.
+func TestStore_Close(t *testing.T) {
+	st, err := postgres.Open(context.Background(), pgtest.NewDatabase(t), nil)
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	_, err = st.ListProjects(context.Background())
+	assert.Error(t, err, "ListProjects after Close")
+}

@@ -1,0 +1,40 @@
+package postgres
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Options configures Open. A nil *Options is valid; every zero field means
+// the default documented on it.
+type Options struct {
+	// Logger receives the store's own messages (applied migrations,
+	// pruning failures). Nil means slog.Default().
+	Logger *slog.Logger
+	// NoMigrate makes Open skip migrating the schema; the caller then runs
+	// [Store.Migrate] itself (for example from a deploy job) before using
+	// the store. False (the default) migrates at Open.
+	NoMigrate bool
+	// MaxConns is the largest number of connections the store's pool
+	// opens. Zero means the pool_max_conns parameter of the URL if given,
+	// else pgxpool's default: the greater of 4 and runtime.NumCPU().
+	MaxConns int
+	// ThrottlePruneInterval is how often, at most, AddFailure deletes the
+	// throttle rows whose window has ended, measured on the times passed
+	// to it. Zero means one minute; a negative value never prunes.
+	ThrottlePruneInterval time.Duration
+}
+
+func (o *Options) withDefaults() Options {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.Logger == nil {
+		r.Logger = slog.Default()
+	}
+	if r.ThrottlePruneInterval == 0 {
+		r.ThrottlePruneInterval = time.Minute
+	}
+	return r
+}

@@ -1,0 +1,112 @@
+// Package pgtest gives tests a fresh PostgreSQL database of their own, on
+// the server named by the LATCHKEY_TEST_POSTGRES environment variable.
+//
+// # Usage
+//
+//	func TestSomething(t *testing.T) {
+//		url := pgtest.NewDatabase(t) // skips or fails when there is no server
+//		st, err := postgres.Open(t.Context(), url, nil)
+//		...
+//	}
+//
+// Without LATCHKEY_TEST_POSTGRES a test skips with a message, unless the CI
+// environment variable is set: in CI a missing or unreachable server fails
+// the test, so that nothing is silently skipped there.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// EnvURL is the environment variable naming the test server: a URL such as
+// postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable, whose user
+// may create and drop databases.
+const EnvURL = "LATCHKEY_TEST_POSTGRES"
+
+// DatabasePrefix starts the name of every database NewDatabase creates.
+const DatabasePrefix = "latchkey_test_"
+
+// adminTimeout bounds creating or dropping one database.
+const adminTimeout = time.Minute
+
+// AdminURL returns the URL in LATCHKEY_TEST_POSTGRES. When it is empty it
+// skips t, or fails t if the CI environment variable is set.
+func AdminURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(EnvURL)
+	if u != "" {
+		return u
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("pgtest: %s is not set, and CI is: PostgreSQL tests must run in CI", EnvURL)
+	}
+	t.Skipf("pgtest: set %s to a PostgreSQL URL (for example postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable) to run this test", EnvURL)
+	return ""
+}
+
+// NewDatabase creates an empty database named DatabasePrefix plus random
+// hex on the server of [AdminURL], registers a t.Cleanup that drops it
+// (WITH (FORCE), closing any connection left open), and returns a
+// connection URL for it. It skips t as AdminURL does, and fails t when the
+// server cannot be reached or the database cannot be created.
+func NewDatabase(t testing.TB) string {
+	t.Helper()
+	admin := AdminURL(t)
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	name := DatabasePrefix + hex.EncodeToString(b[:])
+	dbURL, err := withDatabase(admin, name)
+	if err != nil {
+		t.Fatalf("pgtest: %s: %v", EnvURL, err)
+	}
+	if err := exec(admin, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("pgtest: create database %s on the server of %s: %v", name, EnvURL, err)
+	}
+	t.Cleanup(func() {
+		if err := exec(admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("pgtest: drop database %s: %v", name, err)
+		}
+	})
+	return dbURL
+}
+
+// exec runs one statement on a fresh connection to the admin URL.
+func exec(admin, sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// withDatabase returns the connection string admin with its database
+// replaced by name. It accepts URLs (postgres:// or postgresql://) and
+// keyword/value strings.
+func withDatabase(admin, name string) (string, error) {
+	if strings.HasPrefix(admin, "postgres://") || strings.HasPrefix(admin, "postgresql://") {
+		u, err := url.Parse(admin)
+		if err != nil {
+			// The error quotes the URL, which may hold a password.
+			return "", errors.New("not a valid PostgreSQL URL")
+		}
+		u.Path = "/" + name
+		u.RawPath = ""
+		return u.String(), nil
+	}
+	// In a keyword/value string a later keyword wins.
+	return admin + " dbname=" + name, nil
+}
