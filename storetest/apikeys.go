@@ -146,7 +146,7 @@ func testAPIKeyListOrder(t *testing.T, s store.Store) {
 	later := base.Add(time.Hour)
 	mustAPIKey(t, s, projA, "key_a", later)
 	mustAPIKey(t, s, projA, "key_z", base)
-	mustAPIKey(t, s, projA, "key_B", later.Add(300*time.Nanosecond)) // same microsecond as later
+	mustAPIKey(t, s, projA, "key_B", later.Add(-300*time.Nanosecond)) // same microsecond as later
 	mustAPIKey(t, s, projA, "key_Z", base)
 	mustAPIKey(t, s, projA, "key_0", base.Add(-time.Minute))
 	mustAPIKey(t, s, projB, "key_other", base)

@@ -207,13 +207,13 @@ func testContactByteOrder(t *testing.T, s store.Store) {
 		require.Equalf(t, ordered, contactIDs(walk(t, s, projA, limit, nil)), "walk with limit %d", limit)
 	}
 
-	// "ct_a" then "ct_B" at one time: "ct_B" sorts before "ct_a" byte-wise,
-	// so it must be raised past it (a case-insensitive comparison would
-	// not raise it).
+	// "ct_b_a" then "ct_b_B" at one time: "ct_b_B" sorts before "ct_b_a"
+	// byte-wise, so it must be raised past it (a case-insensitive
+	// comparison would not raise it). Ids are not reused across projects.
 	trB := newTracker(s, projB)
-	a := trB.create(t, "ct_a", at)
-	b := trB.create(t, "ct_B", at)
-	require.Truef(t, b.CreatedAt.After(a.CreatedAt), "CreateContact(ct_B) after ct_a at one time: CreatedAt %s not after %s; ids compare byte-wise, so it must be raised",
+	a := trB.create(t, "ct_b_a", at)
+	b := trB.create(t, "ct_b_B", at)
+	require.Truef(t, b.CreatedAt.After(a.CreatedAt), "CreateContact(ct_b_B) after ct_b_a at one time: CreatedAt %s not after %s; ids compare byte-wise, so it must be raised",
 		b.CreatedAt.Format(time.RFC3339Nano), a.CreatedAt.Format(time.RFC3339Nano))
 	wantContacts(t, []store.Contact{a, b}, listAll(t, s, projB), "ListContacts of project B")
 
@@ -221,7 +221,11 @@ func testContactByteOrder(t *testing.T, s store.Store) {
 	// order whatever CreatedAt each was given.
 	const projC = "proj-c"
 	mustProject(t, s, projC)
-	shuffled := append([]string(nil), ordered...)
+	orderedC := make([]string, len(ordered))
+	for i, id := range ordered {
+		orderedC[i] = "ct_c" + id[len("ct_"):] // same order, ids unique to the project
+	}
+	shuffled := append([]string(nil), orderedC...)
 	rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 	batch := make([]store.Contact, len(shuffled))
 	for i, id := range shuffled {
@@ -229,9 +233,9 @@ func testContactByteOrder(t *testing.T, s store.Store) {
 	}
 	noErr(t, s.CreateContacts(t.Context(), projC, batch), "CreateContacts(%q, %d shuffled)", projC, len(batch))
 	got = listAll(t, s, projC)
-	require.ElementsMatch(t, ordered, contactIDs(got), "ids listed after a shuffled batch")
+	require.ElementsMatch(t, orderedC, contactIDs(got), "ids listed after a shuffled batch")
 	if got[0].CreatedAt.Equal(got[len(got)-1].CreatedAt) {
-		require.Equal(t, ordered, contactIDs(got), "a batch sharing one CreatedAt lists in byte order of ids")
+		require.Equal(t, orderedC, contactIDs(got), "a batch sharing one CreatedAt lists in byte order of ids")
 	}
 }
 
@@ -309,7 +313,7 @@ func testContactInsertsBetweenPages(t *testing.T, s store.Store) {
 			added = append(added, tr.create(t, "ct_early", base.Add(-time.Hour)))
 		case 2:
 			// At the client's cursor position, with a smaller id.
-			added = append(added, tr.create(t, "ct_00", last.CreatedAt))
+			added = append(added, tr.create(t, "ct_0", last.CreatedAt))
 		case 3:
 			// Later than everything.
 			added = append(added, tr.create(t, "ct_late", base.Add(24*time.Hour)))
