@@ -69,7 +69,7 @@ const (
 // with BEGIN IMMEDIATE and re-checks schema_migrations, so every migration is
 // applied exactly once. It fails, changing nothing, when the database has a
 // migration newer than this build knows. Open calls it unless
-// Options.NoMigrate is set.
+// Options.NoMigrate is set. It then prepares the store's statements.
 func (s *Store) Migrate(ctx context.Context) error {
 	ms, err := loadMigrations()
 	if err != nil {
@@ -114,5 +114,5 @@ func (s *Store) Migrate(ctx context.Context) error {
 			s.logger.InfoContext(ctx, "sqlite: applied migration", "migration", m.name)
 		}
 	}
-	return nil
+	return s.warm(ctx)
 }

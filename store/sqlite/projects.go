@@ -10,6 +10,7 @@ const (
 	createProjectSQL = `INSERT INTO projects (id, created_at) VALUES (?, ?)`
 	getProjectSQL    = `SELECT created_at FROM projects WHERE id = ?`
 	listProjectsSQL  = `SELECT id, created_at FROM projects ORDER BY id`
+	projectExistsSQL = `SELECT COUNT(*) FROM projects WHERE id = ?`
 )
 
 // CreateProject creates p. It returns an error matching store.ErrInvalid for
@@ -64,7 +65,7 @@ func (s *Store) ListProjects(ctx context.Context) ([]store.Project, error) {
 // projectExists reports whether the project exists, inside a write
 // transaction.
 func (t *wtx) projectExists(projectID string) (bool, error) {
-	row, err := t.queryRow(`SELECT COUNT(*) FROM projects WHERE id = ?`, projectID)
+	row, err := t.queryRow(projectExistsSQL, projectID)
 	if err != nil {
 		return false, err
 	}

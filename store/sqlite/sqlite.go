@@ -60,6 +60,8 @@ type Store struct {
 	wstmts      *stmtCache
 	logger      *slog.Logger
 	memory      bool
+	closeOnce   sync.Once
+	closeErr    error
 	// adds counts AddFailure calls, to prune expired throttle windows
 	// every so often.
 	adds atomic.Uint64
@@ -147,8 +149,40 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 			_ = s.Close()
 			return nil, err
 		}
+	} else {
+		// The schema may be missing until the caller migrates; Migrate
+		// warms the statements then, and until it does statements are
+		// prepared on first use.
+		_ = s.warm(ctx)
 	}
 	return s, nil
+}
+
+// readQueries are the statements of the read pool prepared at Open, and
+// txQueries those of the write connection, including every statement used
+// inside a write transaction.
+var (
+	readQueries = []string{
+		getProjectSQL, getUserSQL, getUserByEmailSQL, getAPIKeySQL, getSigningKeySQL,
+		activeSigningKeySQL, listContactsFirstSQL, listContactsAfterSQL, getFamilySQL, failuresSQL,
+	}
+	txQueries = []string{
+		projectExistsSQL, latestContactSQL, insertContactSQL, fullContactBatchSQL,
+		signingKeyStateSQL, activeKeyIDSQL, retireSigningKeySQL,
+		userExistsSQL, createFamilySQL, getFamilySQL, rotateFamilySQL, revokeFamilySQL,
+		addFailureSQL, touchAPIKeySQL,
+	}
+)
+
+// warm prepares the statements of readQueries and txQueries.
+func (s *Store) warm(ctx context.Context) error {
+	if err := s.wstmts.warm(ctx, txQueries); err != nil {
+		return fmt.Errorf("sqlite: prepare statements: %w", err)
+	}
+	if err := s.rstmts.warm(ctx, readQueries); err != nil {
+		return fmt.Errorf("sqlite: prepare statements: %w", err)
+	}
+	return nil
 }
 
 // pragmas returns the _pragma DSN parameters every connection runs.
@@ -198,20 +232,24 @@ func escapePath(p string) string {
 	return b.String()
 }
 
-// Close closes the store's connections. Calls after Close fail.
+// Close closes the store's connections; a ":memory:" database is gone
+// afterwards. Calls after Close fail. Closing twice returns the first
+// Close's result.
 func (s *Store) Close() error {
-	s.rstmts.close()
-	if s.wstmts != s.rstmts {
-		s.wstmts.close()
-	}
-	err := s.read.Close()
-	if s.write != s.read {
-		err = errors.Join(err, s.write.Close())
-	}
-	if err != nil {
-		return fmt.Errorf("sqlite: close: %w", err)
-	}
-	return nil
+	s.closeOnce.Do(func() {
+		s.rstmts.close()
+		if s.wstmts != s.rstmts {
+			s.wstmts.close()
+		}
+		err := s.read.Close()
+		if s.write != s.read {
+			err = errors.Join(err, s.write.Close())
+		}
+		if err != nil {
+			s.closeErr = fmt.Errorf("sqlite: close: %w", err)
+		}
+	})
+	return s.closeErr
 }
 
 // stmtCache holds the statements prepared on one pool, by query text. A
@@ -225,7 +263,29 @@ type stmtCache struct {
 
 func newStmtCache(db *sql.DB) *stmtCache { return &stmtCache{db: db} }
 
-// get returns the prepared statement for query.
+// lookup returns the statement prepared for query, if any.
+func (c *stmtCache) lookup(query string) (*sql.Stmt, bool) {
+	st, ok := c.m.Load(query)
+	if !ok {
+		return nil, false
+	}
+	return st.(*sql.Stmt), true
+}
+
+// warm prepares queries, so that hot paths and write transactions find them
+// prepared. It must not run inside a transaction of the pool.
+func (c *stmtCache) warm(ctx context.Context, queries []string) error {
+	for _, q := range queries {
+		if _, err := c.get(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// get returns the prepared statement for query, preparing it on the pool if
+// needed. It must not be called inside a transaction of a one-connection
+// pool, which would wait for itself; transactions use wtx.stmt.
 func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := c.m.Load(query); ok {
 		return st.(*sql.Stmt), nil
@@ -289,12 +349,15 @@ type wtx struct {
 	cache *stmtCache
 }
 
+// stmt returns query's statement for use in the transaction: the pool's
+// prepared one when Open warmed it (see txQueries), else one prepared on the
+// transaction's connection for this transaction only. It never asks the pool
+// for a connection, which the transaction holds.
 func (t *wtx) stmt(query string) (*sql.Stmt, error) {
-	st, err := t.cache.get(t.ctx, query)
-	if err != nil {
-		return nil, err
+	if st, ok := t.cache.lookup(query); ok {
+		return t.tx.StmtContext(t.ctx, st), nil
 	}
-	return t.tx.StmtContext(t.ctx, st), nil
+	return t.tx.PrepareContext(t.ctx, query)
 }
 
 func (t *wtx) exec(query string, args ...any) (sql.Result, error) {
