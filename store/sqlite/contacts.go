@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -10,10 +11,11 @@ import (
 )
 
 const (
-	// latestContactSQL finds the project's last contact in list order, the
-	// floor for the CreatedAt of new contacts.
-	latestContactSQL = `SELECT created_at, id FROM contacts WHERE project_id = ?
-ORDER BY created_at DESC, id DESC LIMIT 1`
+	// contactTopSQL reads the newest position the project's contacts have
+	// ever had (deleted ones included), the floor for new contacts; no row
+	// means no project.
+	contactTopSQL    = `SELECT contact_top_at, contact_top_id FROM projects WHERE id = ?`
+	setContactTopSQL = `UPDATE projects SET contact_top_at = ?, contact_top_id = ? WHERE id = ?`
 	insertContactSQL = `INSERT INTO contacts (project_id, created_at, id, name) VALUES (?, ?, ?, ?)`
 	// The keyset queries read the primary key (project_id, created_at, id)
 	// from a seek to the cursor: no OFFSET, no sort.
@@ -28,8 +30,8 @@ ORDER BY created_at, id LIMIT ?`
 // carries (4 parameters each, well under SQLite's 32766).
 const contactBatch = 256
 
-// contactFloor is the position of a project's last contact. New contacts
-// must sort after it.
+// contactFloor is the newest position a project's contacts have ever had.
+// New contacts must sort after it.
 type contactFloor struct {
 	has bool
 	at  int64
@@ -50,27 +52,44 @@ func (f contactFloor) place(t int64, id string) int64 {
 	return t
 }
 
-func (t *wtx) contactFloor(projectID string) (contactFloor, error) {
-	row, err := t.queryRow(latestContactSQL, projectID)
+// raise moves the floor to (at, id) if that sorts after it.
+func (f *contactFloor) raise(at int64, id string) {
+	if !f.has || at > f.at || (at == f.at && id > f.id) {
+		f.has, f.at, f.id = true, at, id
+	}
+}
+
+// contactFloor reads the project's floor inside the write transaction, or
+// returns an error matching store.ErrNotFound for an unknown project.
+func (t *wtx) contactFloor(op, projectID string) (contactFloor, error) {
+	row, err := t.queryRow(contactTopSQL, projectID)
 	if err != nil {
 		return contactFloor{}, err
 	}
-	var f contactFloor
-	switch err := row.Scan(&f.at, &f.id); {
-	case err == nil:
-		f.has = true
+	var at sql.NullInt64
+	var id sql.NullString
+	switch err := row.Scan(&at, &id); {
 	case isNoRows(err):
-	default:
+		return contactFloor{}, notFound(op + ": project")
+	case err != nil:
 		return contactFloor{}, err
 	}
-	return f, nil
+	return contactFloor{has: at.Valid && id.Valid, at: at.Int64, id: id.String}, nil
+}
+
+// setContactFloor records f as the project's floor.
+func (t *wtx) setContactFloor(projectID string, f contactFloor) error {
+	_, err := t.exec(setContactTopSQL, f.at, f.id, projectID)
+	return err
 }
 
 // CreateContact creates c and returns it as stored. The stored CreatedAt is
 // c.CreatedAt truncated to microseconds, raised if needed so that c sorts
-// after every contact the project already has: to the time of the last one,
-// and one microsecond past it if c's id is not greater than that contact's.
-// Reading the last contact and inserting happen in one write transaction. It
+// after every contact the project has or has had (a client's cursor may name
+// a deleted one): to the time of the newest, and one microsecond past it if
+// c's id is not greater than that contact's. The project row keeps that
+// newest position; reading it, inserting and moving it happen in one write
+// transaction. It
 // returns an error matching store.ErrInvalid for an empty id or an invalid
 // project id, store.ErrNotFound for an unknown project and store.ErrConflict
 // for an existing id.
@@ -81,13 +100,16 @@ func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Conta
 	}
 	var at int64
 	err := s.inTx(ctx, func(t *wtx) error {
-		f, err := t.contactFloor(c.ProjectID)
+		f, err := t.contactFloor(op, c.ProjectID)
 		if err != nil {
 			return err
 		}
 		at = f.place(micros(c.CreatedAt), c.ID)
-		_, err = t.exec(insertContactSQL, c.ProjectID, at, c.ID, c.Name)
-		return err
+		if _, err := t.exec(insertContactSQL, c.ProjectID, at, c.ID, c.Name); err != nil {
+			return err
+		}
+		f.raise(at, c.ID)
+		return t.setContactFloor(c.ProjectID, f)
 	})
 	if err != nil {
 		return store.Contact{}, wrap(op, err)
@@ -99,8 +121,8 @@ func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Conta
 // CreateContacts inserts cs into the project in one transaction: all or
 // nothing. Each contact's ProjectID must be empty or projectID. Each stored
 // CreatedAt follows CreateContact's rule against the contacts the project
-// had before the call, so contacts of cs may share a time with each other,
-// and all of them sort after every earlier contact. It returns an error
+// has had before the call, so contacts of cs may share a time with each
+// other, and all of them sort after every earlier contact. It returns an error
 // matching store.ErrInvalid for an empty id, store.ErrNotFound for an
 // unknown project and store.ErrConflict when an id exists or repeats in cs.
 // It is the bulk path: rows go in with multi-row INSERTs of prepared
@@ -119,17 +141,11 @@ func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store
 		}
 	}
 	err := s.inTx(ctx, func(t *wtx) error {
-		ok, err := t.projectExists(projectID)
+		f, err := t.contactFloor(op, projectID)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			return notFound(op + ": project")
-		}
-		f, err := t.contactFloor(projectID)
-		if err != nil {
-			return err
-		}
+		top := f
 		args := make([]any, 0, 4*contactBatch)
 		for start := 0; start < len(cs); start += contactBatch {
 			if err := ctx.Err(); err != nil {
@@ -138,13 +154,18 @@ func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store
 			chunk := cs[start:min(start+contactBatch, len(cs))]
 			args = args[:0]
 			for _, c := range chunk {
-				args = append(args, projectID, f.place(micros(c.CreatedAt), c.ID), c.ID, c.Name)
+				at := f.place(micros(c.CreatedAt), c.ID)
+				top.raise(at, c.ID)
+				args = append(args, projectID, at, c.ID, c.Name)
 			}
 			if _, err := t.exec(multiInsertContactsSQL(len(chunk)), args...); err != nil {
 				return err
 			}
 		}
-		return nil
+		if len(cs) == 0 {
+			return nil
+		}
+		return t.setContactFloor(projectID, top)
 	})
 	return wrap(op, err)
 }

@@ -10,7 +10,6 @@ const (
 	createProjectSQL = `INSERT INTO projects (id, created_at) VALUES (?, ?)`
 	getProjectSQL    = `SELECT created_at FROM projects WHERE id = ?`
 	listProjectsSQL  = `SELECT id, created_at FROM projects ORDER BY id`
-	projectExistsSQL = `SELECT COUNT(*) FROM projects WHERE id = ?`
 )
 
 // CreateProject creates p. It returns an error matching store.ErrInvalid for
@@ -60,18 +59,4 @@ func (s *Store) ListProjects(ctx context.Context) ([]store.Project, error) {
 		ps = append(ps, p)
 	}
 	return ps, wrap(op, rows.Err())
-}
-
-// projectExists reports whether the project exists, inside a write
-// transaction.
-func (t *wtx) projectExists(projectID string) (bool, error) {
-	row, err := t.queryRow(projectExistsSQL, projectID)
-	if err != nil {
-		return false, err
-	}
-	var n int
-	if err := row.Scan(&n); err != nil {
-		return false, err
-	}
-	return n > 0, nil
 }

@@ -167,7 +167,7 @@ var (
 		activeSigningKeySQL, listContactsFirstSQL, listContactsAfterSQL, getFamilySQL, failuresSQL,
 	}
 	txQueries = []string{
-		projectExistsSQL, latestContactSQL, insertContactSQL, fullContactBatchSQL,
+		contactTopSQL, setContactTopSQL, insertContactSQL, fullContactBatchSQL,
 		signingKeyStateSQL, activeKeyIDSQL, retireSigningKeySQL,
 		userExistsSQL, createFamilySQL, getFamilySQL, rotateFamilySQL, revokeFamilySQL,
 		addFailureSQL, touchAPIKeySQL,
