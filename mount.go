@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 
@@ -66,7 +67,7 @@ func (l *Latchkey) Handler() http.Handler {
 			httpapi.WriteError(w, r, l.logger, fmt.Errorf("latchkey: resolving the project: %w", err))
 			return
 		}
-		l.serveProject(w, r, project)
+		l.serveProject(w, r, project, nil)
 	})
 }
 
@@ -90,26 +91,23 @@ func (l *Latchkey) PathHandler(fallback string) http.Handler {
 				httpapi.NotFound().ServeHTTP(w, r)
 				return
 			}
-			l.serveProject(w, r, fallback)
+			l.serveProject(w, r, fallback, nil)
 			return
 		}
 		project, rest, _ := strings.Cut(rest, "/")
-		prefix := "/p/" + project
-		r2 := new(http.Request)
-		*r2 = *r
 		u := *r.URL
 		u.Path = "/" + rest
 		u.RawPath = ""
-		if raw, ok := strings.CutPrefix(r.URL.RawPath, prefix); ok {
+		if raw, ok := strings.CutPrefix(r.URL.RawPath, "/p/"+project); ok {
 			u.RawPath = raw
 		}
-		r2.URL = &u
-		l.serveProject(w, r2, project)
+		l.serveProject(w, r, project, &u)
 	})
 }
 
-// serveProject serves r for project, which it checks exists.
-func (l *Latchkey) serveProject(w http.ResponseWriter, r *http.Request, project string) {
+// serveProject serves r for project, which it checks exists, with the URL
+// u (the base_url's prefix stripped) if u is not nil.
+func (l *Latchkey) serveProject(w http.ResponseWriter, r *http.Request, project string, u *url.URL) {
 	if err := l.projectExists(r.Context(), project); err != nil {
 		if errors.Is(err, errNoSuchProject) {
 			httpapi.WriteError(w, r, l.logger, httpapi.New(httpapi.CodeNotFound, "No such project."))
@@ -118,18 +116,24 @@ func (l *Latchkey) serveProject(w http.ResponseWriter, r *http.Request, project 
 		}
 		return
 	}
+	r = r.WithContext(tenant.NewContext(r.Context(), project)) // a shallow copy
+	if u != nil {
+		r.URL = u
+	}
 	if p := r.URL.Path; path.Clean(p) != p && path.Clean(p)+"/" != p {
 		// The mux would redirect to the cleaned path, without the
 		// base_url's prefix; no client of this API sends such paths.
 		httpapi.NotFound().ServeHTTP(w, r)
 		return
 	}
-	r = r.WithContext(tenant.NewContext(r.Context(), project))
-	if _, pattern := l.mux.Handler(r); pattern == "" {
-		l.noRoute(w, r)
+	h, pattern := l.mux.Handler(r)
+	if pattern == "" {
+		l.noRoute(w, r, h)
 		return
 	}
-	l.mux.ServeHTTP(w, r)
+	// Every pattern is a fixed path (no wildcards), so the handler needs
+	// nothing more from the mux.
+	h.ServeHTTP(w, r)
 }
 
 // projectExists returns nil if project exists, an error matching
@@ -157,8 +161,7 @@ func (l *Latchkey) projectExists(ctx context.Context, project string) error {
 // noRoute answers a request no pattern matches: 405 with the mux's Allow
 // when the path exists for other methods, else 404, both as problem+json
 // (the mux itself would answer in plain text).
-func (l *Latchkey) noRoute(w http.ResponseWriter, r *http.Request) {
-	h, _ := l.mux.Handler(r)
+func (l *Latchkey) noRoute(w http.ResponseWriter, r *http.Request, h http.Handler) {
 	rec := &headerRecorder{header: make(http.Header)}
 	h.ServeHTTP(rec, r)
 	if rec.status == http.StatusMethodNotAllowed {

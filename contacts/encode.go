@@ -25,7 +25,7 @@ func appendResponse(b []byte, resp paginate.Response[item]) []byte {
 		b = append(b, `,"name":`...)
 		b = appendString(b, it.Name)
 		b = append(b, `,"created_at":"`...)
-		b = it.CreatedAt.UTC().Truncate(time.Microsecond).AppendFormat(b, paginate.TimeLayout)
+		b = appendTime(b, it.CreatedAt)
 		b = append(b, `"}`...)
 	}
 	b = append(b, `],"pagination":{"limit":`...)
@@ -35,6 +35,30 @@ func appendResponse(b []byte, resp paginate.Response[item]) []byte {
 	b = append(b, `,"next_cursor":`...)
 	b = appendString(b, resp.Pagination.NextCursor)
 	b = append(b, "}}\n"...)
+	return b
+}
+
+// appendTime appends t as paginate.TimeLayout formats it
+// ("2006-01-02T15:04:05.000000Z", in UTC), without the layout
+// interpretation of time.Time.AppendFormat. Years outside 0..9999 fall back
+// to AppendFormat.
+func appendTime(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.Truncate(time.Microsecond).AppendFormat(b, paginate.TimeLayout)
+	}
+	hour, minute, sec := t.Clock()
+	us := t.Nanosecond() / 1000
+	b = append(b,
+		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+int(month)/10), byte('0'+int(month)%10), '-',
+		byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':',
+		byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10), '.',
+		byte('0'+us/100000), byte('0'+us/10000%10), byte('0'+us/1000%10),
+		byte('0'+us/100%10), byte('0'+us/10%10), byte('0'+us%10), 'Z')
 	return b
 }
 

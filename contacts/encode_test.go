@@ -52,6 +52,35 @@ func TestAppendResponse_matchesEncodingJSON(t *testing.T) {
 	}
 }
 
+func TestAppendTime(t *testing.T) {
+	times := []time.Time{
+		{},
+		time.Date(2026, 11, 21, 10, 15, 30, 123456789, time.UTC),
+		time.Date(1999, 1, 2, 3, 4, 5, 999, time.FixedZone("x", -7*3600)),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-5, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Unix(0, 0),
+		time.Now(),
+	}
+	for _, tm := range times {
+		want := tm.UTC().Truncate(time.Microsecond).Format(paginate.TimeLayout)
+		require.Equal(t, want, string(appendTime(nil, tm)), "%v", tm)
+	}
+}
+
+func FuzzAppendTime(f *testing.F) {
+	f.Add(int64(0), int64(0))
+	f.Add(int64(1795291650), int64(848227000))
+	f.Fuzz(func(t *testing.T, sec, nsec int64) {
+		tm := time.Unix(sec%(400*365*86400*30), nsec)
+		want := tm.UTC().Truncate(time.Microsecond).Format(paginate.TimeLayout)
+		if got := string(appendTime(nil, tm)); got != want {
+			t.Fatalf("appendTime(%v) = %s, want %s", tm, got, want)
+		}
+	})
+}
+
 func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "a", "\"\\", "<>&", "\u2028", "\xff", "日本", "\x00"} {
 		f.Add(s)

@@ -207,6 +207,7 @@ func (s *server) login(prefix, email, password string) (string, string) {
 	r := s.do("POST", prefix+"/v1/identity/login", "", fmt.Sprintf(`{"email":%q,"password":%q}`, email, password))
 	require.Equal(s.t, http.StatusOK, r.status, string(r.body))
 	v := r.json(s.t)
+	require.EqualValues(s.t, 86400, v["expires_in"])
 	return v["access_token"].(string), v["refresh_token"].(string)
 }
 
@@ -280,7 +281,9 @@ func cliEnv(t *testing.T, dir, stdin string, env []string, args ...string) cliRe
 	if dir != "" {
 		args = insertFlags(args, "-data", dir)
 	}
-	cmd := exec.Command(serverBin, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, serverBin, args...)
 	cmd.Env = childEnv(env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
@@ -561,7 +564,7 @@ func TestE2E_gracefulShutdown(t *testing.T) {
 }
 
 func TestE2E_masterKey(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "data")
 	ok(t, dir, "", "project create", "mk")
 	fi, err := os.Stat(filepath.Join(dir, "master.key"))
 	require.NoError(t, err)
@@ -683,7 +686,8 @@ func TestE2E_demoWalkthroughAsPasted(t *testing.T) {
 	assert.Contains(t, o, `"next_cursor"`)
 	assert.Contains(t, o, `"refresh_token"`)
 	assert.Contains(t, o, `"token"`)
-	assert.Equal(t, 2, strings.Count(o, `{"data":[{`), "two pages with the login token:\n%s", o)
+	assert.Equal(t, 2, strings.Count(o, `"pagination":{"limit":3,"has_more":true`), "two pages with the login token:\n%s", o)
+	assert.Equal(t, 1, strings.Count(o, `"pagination":{"limit":2,"has_more":true`), "one page with the API key:\n%s", o)
 	assert.Contains(t, o, `"code":"invalid_token"`, "the revoked key is refused")
 }
 
