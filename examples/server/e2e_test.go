@@ -27,6 +27,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
 )
 
 // serverBin is the example server built by TestMain.
@@ -697,4 +699,34 @@ func keys(m map[string]any) []string {
 		ks = append(ks, k)
 	}
 	return ks
+}
+
+// TestE2E_postgresTwoInstances runs two servers on one PostgreSQL database
+// (LATCHKEY_TEST_POSTGRES): what the command line changes, and what one
+// server does, the other sees at once.
+func TestE2E_postgresTwoInstances(t *testing.T) {
+	db := pgtest.NewDatabase(t)
+	dir := t.TempDir() // only the master key lives here
+	ok(t, dir, "", "project create", "-db", db, "shared")
+	ok(t, dir, "pw\n", "user create", "-db", db, "-project", "shared", "-email", "ada@example.com")
+	ok(t, dir, "", "contact seed", "-db", db, "-project", "shared", "-n", "120")
+	key := ok(t, dir, "", "key create", "-db", db, "-project", "shared", "-name", "k")[0]
+	s1 := startServer(t, dir, "-db", db)
+	s2 := startServer(t, dir, "-db", db)
+
+	token := key["token"].(string)
+	ids1 := s1.pageAll("/p/shared", token, 50, nil)
+	ids2 := s2.pageAll("/p/shared", token, 50, nil)
+	require.Len(t, ids1, 120)
+	require.Equal(t, ids1, ids2)
+
+	// Logged in on one instance, refreshed on the other.
+	access, refresh := s1.login("/p/shared", "ada@example.com", "pw")
+	require.Len(t, s2.list("/p/shared", access, "?limit=3").Data, 3)
+	r := s2.do("POST", "/p/shared/v1/identity/refresh", "", `{"refresh_token":"`+refresh+`"}`)
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+
+	ok(t, dir, "", "key revoke", "-db", db, "-project", "shared", key["id"].(string))
+	s1.problem("GET", "/p/shared/v1/contacts", token, http.StatusUnauthorized, "invalid_token")
+	s2.problem("GET", "/p/shared/v1/contacts", token, http.StatusUnauthorized, "invalid_token")
 }
