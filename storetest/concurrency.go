@@ -23,6 +23,7 @@ func concurrencyGroups() []group {
 			{"OneSuccessorWindowZero", testConcRefreshWindowZero},
 			{"SuccessiveRounds", testConcRefreshRounds},
 			{"ManyFamilies", testConcRefreshManyFamilies},
+			{"ConcurrentReplay", testConcRefreshReplay},
 		}},
 		{"Users", []testCase{
 			{"SameEmail", testConcUsersSameEmail},
@@ -35,6 +36,7 @@ func concurrencyGroups() []group {
 			{"CreateOrder", testConcContactsCreateOrder},
 			{"PageWhileInserting", testConcContactsPageWhileInserting},
 			{"BulkAndSingle", testConcContactsBulkAndSingle},
+			{"OverlappingBatches", testConcContactsOverlappingBatches},
 		}},
 		{"APIKeys", []testCase{
 			{"TouchMonotonic", testConcAPIKeysTouch},
@@ -426,4 +428,61 @@ func testConcThrottleAddFailure(t *testing.T, s store.Store) {
 	}
 	got, _ := failures(t, s, "login:race", base.Add(time.Second), time.Hour)
 	require.Equal(t, n, got)
+}
+
+// Batches racing with one id in common: exactly one is inserted, whole; the
+// others insert nothing.
+func testConcContactsOverlappingBatches(t *testing.T, s store.Store) {
+	mustProject(t, s, projA)
+	const workers = 8
+	errs := make([]error, workers)
+	race(workers, func(g int) {
+		batch := []store.Contact{newContact(projA, "ct_shared", base)}
+		for i := range 30 {
+			batch = append(batch, newContact(projA, fmt.Sprintf("ct_w%d_%02d", g, i), base.Add(time.Duration(i)*time.Second)))
+		}
+		errs[g] = s.CreateContacts(t.Context(), projA, batch)
+	})
+	winner := -1
+	for g, err := range errs {
+		if err == nil {
+			require.Equalf(t, -1, winner, "batches %d and %d both succeeded with id ct_shared in common", winner, g)
+			winner = g
+			continue
+		}
+		wantErr(t, err, store.ErrConflict, "CreateContacts by worker %d (id ct_shared taken)", g)
+	}
+	require.GreaterOrEqual(t, winner, 0, "no batch succeeded")
+	all := listAll(t, s, projA)
+	require.Len(t, all, 31, "contacts after racing batches: one whole batch")
+	prefix := fmt.Sprintf("ct_w%d_", winner)
+	for _, c := range all {
+		if c.ID != "ct_shared" && !strings.HasPrefix(c.ID, prefix) {
+			t.Fatalf("contact %q of a failed batch was inserted (winner: worker %d)", c.ID, winner)
+		}
+	}
+}
+
+// Many replays at once after the window: none succeeds, the family ends up
+// revoked, at one of the times presented.
+func testConcRefreshReplay(t *testing.T, s store.Store) {
+	f := mustFamily(t, s, projA)
+	first := rotateParams(base.Add(time.Minute))
+	rotate(t, s, f, 0, first)
+	late := first.Now.Add(time.Minute)
+	rs := raceRotate(t.Context(), 20, func(int) store.RefreshStore { return s }, f, 0, func(i int) store.RotateParams {
+		return rotateParams(late.Add(time.Duration(i) * time.Second))
+	})
+	for i, r := range rs {
+		if r.err == nil {
+			t.Fatalf("RotateRefresh(gen 0) after the window in goroutine %d succeeded (Reused %v), want ErrReplayed or ErrRevoked", i, r.r.Reused)
+		}
+		wantErrAny(t, r.err, []error{store.ErrReplayed, store.ErrRevoked}, "RotateRefresh(gen 0) after the window in goroutine %d", i)
+	}
+	got := mustGetFamily(t, s, projA, f.ID)
+	d := got.RevokedAt.Sub(store.Truncate(late))
+	require.Truef(t, d >= 0 && d < 20*time.Second && d%time.Second == 0,
+		"RevokedAt = %s, want one of the times presented", got.RevokedAt.Format(time.RFC3339Nano))
+	_, err := s.RotateRefresh(t.Context(), projA, f.ID, 1, rotateParams(late.Add(time.Minute)))
+	wantErr(t, err, store.ErrRevoked, "RotateRefresh(gen 1) after concurrent replays")
 }

@@ -483,6 +483,11 @@ func testContactDelete(t *testing.T, s store.Store) {
 	wantErr(t, s.DeleteContact(t.Context(), projA, ""), store.ErrInvalid, "DeleteContact(%q, \"\")", projA)
 	wantErr(t, s.DeleteContact(t.Context(), "Bad!", "ct_1"), store.ErrInvalid, "DeleteContact(%q, %q)", "Bad!", "ct_1")
 	wantContacts(t, []store.Contact{c[0], c[1], c[3], c[4]}, listAll(t, s, projA), "ListContacts after failed deletes")
+
+	// A deleted contact's id is free again; the new contact sorts after
+	// every position the project has had.
+	again := tr.create(t, "ct_2", base)
+	wantContacts(t, []store.Contact{c[0], c[1], c[3], c[4], again}, listAll(t, s, projA), "ListContacts after re-creating a deleted id")
 }
 
 // A cursor naming a deleted contact stays valid: the next page starts after
@@ -534,6 +539,16 @@ func testContactInsertAfterDeletedTail(t *testing.T, s store.Store) {
 	page = listPage(t, s, projA, paginate.Request{Limit: 3, After: cur})
 	wantContacts(t, []store.Contact{x}, page.Items, "the page after a deleted cursor, with a contact added since")
 	wantContacts(t, []store.Contact{c[0], c[1], x}, listAll(t, s, projA), "the whole list")
+
+	// The same through the bulk path: delete the tail again, add a batch
+	// given earlier times; a client holding the deleted tail's cursor sees
+	// the whole batch.
+	cur = cursorOf(t, x)
+	noErr(t, s.DeleteContact(t.Context(), projA, "ct_x"), "DeleteContact(ct_x)")
+	batch := []store.Contact{newContact(projA, "ct_y1", base), newContact(projA, "ct_y2", base.Add(time.Minute))}
+	noErr(t, s.CreateContacts(t.Context(), projA, batch), "CreateContacts after deleting the tail")
+	page = listPage(t, s, projA, paginate.Request{Limit: 3, After: cur})
+	require.ElementsMatch(t, []string{"ct_y1", "ct_y2"}, contactIDs(page.Items), "the page after a deleted cursor, with a batch added since")
 }
 
 // CreateContact: ErrInvalid for an empty id or invalid project id,
