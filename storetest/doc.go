@@ -49,4 +49,34 @@
 // back in UTC, Equal to [store.Truncate] of what went in. Ids compare byte by
 // byte ("ct_B" sorts before "ct_a"); emails compare in [store.NormalizeEmail]
 // form; throttle keys compare exactly. Cases use only the public interface.
+//
+// Where package store's comments leave room, the suite takes the stricter
+// reading that SPEC.md supports:
+//
+//   - The shared rule "empty ids, empty emails, invalid project ids ...
+//     return ErrInvalid" holds for reads too (GetUser(ctx, "", id),
+//     GetProject(ctx, "Bad"), ListContacts with an invalid project id), and
+//     an email that [store.NormalizeEmail] makes empty is empty.
+//   - A ListContacts limit below 1 is a malformed argument: ErrInvalid.
+//   - CreateContact raises CreatedAt only if needed, and then no further
+//     than one microsecond past the position it must follow. That position
+//     is the newest the project has ever had, deleted contacts included, so
+//     that a client holding the cursor of a deleted contact still sees
+//     contacts added later ("never before its cursor").
+//   - A page with HasMore true is full (limit+1 look-ahead).
+//   - RotateRefresh: the reuse window is inclusive (exactly ReuseWindow
+//     after the rotation is still a reuse); a p.Now slightly before the
+//     rotation (clock skew between instances) is within it; ReuseWindow 0
+//     refuses even a reuse at the same instant; the current generation is
+//     expired from ExpiresAt on; a negative gen, a TTL that is not positive
+//     and a negative window are ErrInvalid; a family's Generation must be 0
+//     at create, else ErrInvalid. A replay never moves an earlier RevokedAt.
+//   - (CreatedAt, ID) orders compare ids byte by byte for API keys and
+//     signing keys too.
+//
+// It leaves open what the comments do not decide: whether a row id may be
+// reused in another project (cases never do it), which CreatedAt a contact
+// of a batch gets relative to its batch-mates (only that the batch sorts
+// after what existed), and whether an earlier generation presented to an
+// already revoked family answers ErrRevoked or ErrReplayed.
 package storetest
