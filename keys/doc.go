@@ -1,0 +1,55 @@
+// Package keys signs and verifies Latchkey's tokens: per-project Ed25519
+// signing keys, login tokens, permanent API keys, the bearer middleware and
+// the public key set (JWKS).
+//
+// # Signing keys
+//
+// Each project has one active Ed25519 key and any number of older ones.
+// [Keyring.Rotate] creates a new active key (a project's first key is made
+// the same way); older keys keep verifying until [Keyring.Retire] retires
+// them, which makes every token they signed, login tokens and API keys
+// alike, fail from the next request on. A key's id ("sk_...") is the kid of
+// the tokens it signs.
+//
+// Private keys are stored sealed: the 32-byte Ed25519 seed is encrypted with
+// XChaCha20-Poly1305 under HKDF-SHA256(master key, info "latchkey
+// signing-key seal v1"), with additional data projectID + "/" + kid, and
+// stored as the 24-byte random nonce followed by the ciphertext. A store
+// never sees a plaintext private key; the host supplies the 32-byte master
+// key.
+//
+// # Tokens
+//
+// Tokens are JWTs (RFC 7519) with header alg "EdDSA", typ "JWT" and kid.
+// Their claims are aud (the project id, a string), sub, iat and jti:
+//
+//   - a login token ([Keyring.MintLoginToken]) has sub "usr_...", exp =
+//     iat + 86400 s, and the user's tags in "tags";
+//   - an API key token ([APIKeys.Create]) has sub "key_..." and no exp; it
+//     is valid until the key is revoked or its signing key retired.
+//
+// # Verifying
+//
+// A [Verifier] checks a token for the request's project; see its
+// documentation for the exact rules. [Verifier.Middleware] reads the token
+// from the Authorization header only, puts the [Principal] in the request
+// context and answers 401 invalid_token with an RFC 6750 challenge
+// otherwise. [Keyring.JWKSHandler] publishes the project's unretired public
+// keys so other services can verify its tokens.
+//
+// # Usage
+//
+//	kr, err := keys.NewKeyring(st, masterKey, nil)
+//	if err != nil { ... }
+//	if _, err := kr.Rotate(ctx, "default"); err != nil { ... } // with the project
+//	v := keys.NewVerifier(st, st, nil)
+//
+//	mux.Handle("GET /.well-known/jwks.json", kr.JWKSHandler())
+//	mux.Handle("GET /v1/contacts", v.Middleware(contactsHandler))
+//
+//	// in a handler below the middleware:
+//	p, _ := keys.PrincipalFromContext(r.Context())
+//	if p.Kind == keys.KindUser && p.HasTag("admin") { ... }
+//
+// Both handlers expect the project in the request context (package tenant).
+package keys

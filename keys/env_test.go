@@ -1,0 +1,384 @@
+package keys_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/chacha20poly1305"
+
+	"github.com/latchkey-dev/latchkey/keys"
+	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/sqlite"
+	"github.com/latchkey-dev/latchkey/tenant"
+)
+
+// testClock is a settable clock shared by everything in an env.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// countingStore is the real SQLite store with its signing-key and API-key
+// lookups counted, to show which requests reach the store.
+type countingStore struct {
+	*sqlite.Store
+	getSigningKey atomic.Int64
+	getAPIKey     atomic.Int64
+	touchAPIKey   atomic.Int64
+}
+
+func (s *countingStore) GetSigningKey(ctx context.Context, projectID, id string) (store.SigningKey, error) {
+	s.getSigningKey.Add(1)
+	return s.Store.GetSigningKey(ctx, projectID, id)
+}
+
+func (s *countingStore) GetAPIKey(ctx context.Context, projectID, id string) (store.APIKey, error) {
+	s.getAPIKey.Add(1)
+	return s.Store.GetAPIKey(ctx, projectID, id)
+}
+
+func (s *countingStore) TouchAPIKey(ctx context.Context, projectID, id string, at time.Time) error {
+	s.touchAPIKey.Add(1)
+	return s.Store.TouchAPIKey(ctx, projectID, id, at)
+}
+
+// env is one server process: a SQLite file, a Keyring, APIKeys and a
+// Verifier on it, and an httptest server that serves project P at /p/P/:
+//
+//	/p/P/.well-known/jwks.json  the JWKS handler
+//	/p/P/v1/whoami              the middleware in front of a handler that
+//	                            echoes the principal as JSON
+//	/noproject/v1/whoami        the middleware with no project in context
+type env struct {
+	t      testing.TB
+	path   string
+	master []byte
+	clock  *testClock
+	st     *countingStore
+	kr     *keys.Keyring
+	ak     *keys.APIKeys
+	v      *keys.Verifier
+	srv    *httptest.Server
+
+	reasonsMu sync.Mutex
+	reasons   []string
+}
+
+var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// reasonRecorder is a slog.Handler that passes records on to the test log
+// and remembers the "reason" attribute of authentication failures, so tests
+// can tell why a token was refused.
+type reasonRecorder struct {
+	slog.Handler
+	mu      *sync.Mutex
+	reasons *[]string
+}
+
+func (h reasonRecorder) Handle(ctx context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "reason" {
+			h.mu.Lock()
+			*h.reasons = append(*h.reasons, a.Value.String())
+			h.mu.Unlock()
+		}
+		return true
+	})
+	return h.Handler.Handle(ctx, r)
+}
+
+// lastReason returns the reason of the latest authentication failure.
+func (e *env) lastReason() string {
+	e.reasonsMu.Lock()
+	defer e.reasonsMu.Unlock()
+	if len(e.reasons) == 0 {
+		return ""
+	}
+	return e.reasons[len(e.reasons)-1]
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
+func newEnv(t testing.TB, vopts *keys.VerifierOptions, projects ...string) *env {
+	t.Helper()
+	ctx := context.Background()
+	e := &env{t: t, path: filepath.Join(t.TempDir(), "latchkey.db"), clock: &testClock{t: t0}}
+	e.master = make([]byte, keys.MasterKeySize)
+	_, _ = rand.Read(e.master)
+	raw, err := sqlite.Open(ctx, e.path, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = raw.Close() })
+	e.st = &countingStore{Store: raw}
+	e.kr, err = keys.NewKeyring(e.st, e.master, &keys.KeyringOptions{Now: e.clock.Now, Logger: testLogger(t)})
+	require.NoError(t, err)
+	e.ak = keys.NewAPIKeys(e.st, e.kr, &keys.APIKeysOptions{Now: e.clock.Now})
+	var o keys.VerifierOptions
+	if vopts != nil {
+		o = *vopts
+	}
+	o.Now = e.clock.Now
+	o.Logger = slog.New(reasonRecorder{Handler: testLogger(t).Handler(), mu: &e.reasonsMu, reasons: &e.reasons})
+	e.v = keys.NewVerifier(e.st, e.st, &o)
+	for _, p := range projects {
+		e.createProject(p)
+	}
+
+	jwks := e.kr.JWKSHandler()
+	whoami := e.v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, ok := keys.PrincipalFromContext(r.Context())
+		if !ok {
+			http.Error(w, "no principal", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"project": p.ProjectID, "subject": p.Subject, "kind": p.Kind.String(), "tags": p.Tags,
+		})
+	}))
+	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/noproject/v1/whoami" {
+			whoami.ServeHTTP(w, r)
+			return
+		}
+		project, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/p/"), "/")
+		r = r.WithContext(tenant.NewContext(r.Context(), project))
+		switch rest {
+		case ".well-known/jwks.json":
+			jwks.ServeHTTP(w, r)
+		case "v1/whoami":
+			whoami.ServeHTTP(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+// createProject creates a project and its first signing key, as the CLI does.
+func (e *env) createProject(id string) store.SigningKey {
+	e.t.Helper()
+	ctx := context.Background()
+	require.NoError(e.t, e.st.CreateProject(ctx, store.Project{ID: id, CreatedAt: e.clock.Now()}))
+	k, err := e.kr.Rotate(ctx, id)
+	require.NoError(e.t, err)
+	return k
+}
+
+// openSecond opens a second handle on the env's database file, as another
+// process (the CLI, another instance) would.
+func (e *env) openSecond() *sqlite.Store {
+	e.t.Helper()
+	st, err := sqlite.Open(context.Background(), e.path, nil)
+	require.NoError(e.t, err)
+	e.t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+func (e *env) user(project string, tags ...string) store.User {
+	return store.User{ID: store.NewID(store.PrefixUser), ProjectID: project, Email: "u@example.com", Tags: tags}
+}
+
+func (e *env) loginToken(project string, tags ...string) string {
+	e.t.Helper()
+	tok, exp, err := e.kr.MintLoginToken(context.Background(), project, e.user(project, tags...))
+	require.NoError(e.t, err)
+	require.Equal(e.t, e.clock.Now().Add(24*time.Hour), exp)
+	return tok
+}
+
+func (e *env) apiKey(project string) (store.APIKey, string) {
+	e.t.Helper()
+	k, tok, err := e.ak.Create(context.Background(), project, "backend")
+	require.NoError(e.t, err)
+	return k, tok
+}
+
+// response is what a request to the test server got.
+type response struct {
+	status int
+	header http.Header
+	body   map[string]any
+}
+
+// get requests path with the given Authorization header value ("" for
+// none).
+func (e *env) get(path, authorization string) response {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, e.srv.URL+path, nil)
+	require.NoError(e.t, err)
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	return e.do(req)
+}
+
+func (e *env) do(req *http.Request) response {
+	e.t.Helper()
+	res, err := e.srv.Client().Do(req)
+	require.NoError(e.t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(e.t, err)
+	r := response{status: res.StatusCode, header: res.Header}
+	if len(raw) > 0 {
+		require.NoError(e.t, json.Unmarshal(raw, &r.body), "body %q", raw)
+	}
+	return r
+}
+
+// whoami calls the protected endpoint of project with token as bearer.
+func (e *env) whoami(project, token string) response {
+	e.t.Helper()
+	return e.get("/p/"+project+"/v1/whoami", "Bearer "+token)
+}
+
+// requireOK asserts a 200 from whoami for the given subject.
+func requireOK(t testing.TB, r response, project, kind string) {
+	t.Helper()
+	require.Equal(t, http.StatusOK, r.status, "body %v", r.body)
+	require.Equal(t, project, r.body["project"])
+	require.Equal(t, kind, r.body["kind"])
+}
+
+// requireInvalidToken asserts the 401 of a presented, rejected token.
+func requireInvalidToken(t testing.TB, r response) {
+	t.Helper()
+	require.Equal(t, http.StatusUnauthorized, r.status, "body %v", r.body)
+	require.Equal(t, `Bearer error="invalid_token"`, r.header.Get("WWW-Authenticate"))
+	require.Equal(t, "application/problem+json", r.header.Get("Content-Type"))
+	require.Equal(t, "invalid_token", r.body["code"])
+	require.EqualValues(t, 401, r.body["status"])
+}
+
+// requireRejected asserts that token is refused by project's endpoint with
+// the 401 of a presented token, for the given logged reason.
+func (e *env) requireRejected(project, token, reason string) {
+	e.t.Helper()
+	requireInvalidToken(e.t, e.whoami(project, token))
+	require.Equal(e.t, reason, e.lastReason(), "rejected for another reason")
+}
+
+// privateKey opens the sealed private key of a stored signing key the way
+// the package documents it (HKDF-SHA256 of the master key with info
+// "latchkey signing-key seal v1", XChaCha20-Poly1305, additional data
+// project/kid, nonce first), independently of the package's own code.
+func (e *env) privateKey(rec store.SigningKey) ed25519.PrivateKey {
+	e.t.Helper()
+	return openSealed(e.t, e.master, rec)
+}
+
+func openSealed(t testing.TB, master []byte, rec store.SigningKey) ed25519.PrivateKey {
+	t.Helper()
+	k, err := hkdf.Key(sha256.New, master, nil, "latchkey signing-key seal v1", 32)
+	require.NoError(t, err)
+	aead, err := chacha20poly1305.NewX(k)
+	require.NoError(t, err)
+	sealed := rec.EncryptedPrivateKey
+	require.Greater(t, len(sealed), 24)
+	seed, err := aead.Open(nil, sealed[:24], sealed[24:], []byte(rec.ProjectID+"/"+rec.ID))
+	require.NoError(t, err)
+	require.Len(t, seed, ed25519.SeedSize)
+	priv := ed25519.NewKeyFromSeed(seed)
+	require.Equal(t, []byte(rec.PublicKey), []byte(priv.Public().(ed25519.PublicKey)))
+	return priv
+}
+
+// forge signs arbitrary header and claims with priv (EdDSA), or leaves the
+// signature empty when priv is nil. header and claims are marshalled as
+// given, so tests control every field.
+func forge(t testing.TB, header, claims map[string]any, sign func(signingInput []byte) []byte) string {
+	t.Helper()
+	h, err := json.Marshal(header)
+	require.NoError(t, err)
+	c, err := json.Marshal(claims)
+	require.NoError(t, err)
+	in := b64(h) + "." + b64(c)
+	var sig []byte
+	if sign != nil {
+		sig = sign([]byte(in))
+	}
+	return in + "." + b64(sig)
+}
+
+func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+
+func ed25519Signer(priv ed25519.PrivateKey) func([]byte) []byte {
+	return func(in []byte) []byte { return ed25519.Sign(priv, in) }
+}
+
+// loginClaims returns the claims of a valid login token of project at the
+// env's current time.
+func (e *env) loginClaims(project string) map[string]any {
+	now := e.clock.Now().Unix()
+	return map[string]any{
+		"aud": project, "sub": store.NewID(store.PrefixUser), "iat": now, "exp": now + 86400,
+		"jti": "j" + store.NewID("x"), "tags": []string{},
+	}
+}
+
+func edHeader(kid string) map[string]any {
+	return map[string]any{"alg": "EdDSA", "typ": "JWT", "kid": kid}
+}
+
+// decodeHeader returns a token's JOSE header.
+func decodeHeader(t testing.TB, token string) map[string]any {
+	t.Helper()
+	var h map[string]any
+	p := jwt.NewParser()
+	tok, _, err := p.ParseUnverified(token, jwt.MapClaims{})
+	require.NoError(t, err)
+	h = tok.Header
+	return h
+}
+
+// decodeClaims returns a token's claims without verifying it.
+func decodeClaims(t testing.TB, token string) map[string]any {
+	t.Helper()
+	parts := strings.Split(token, ".")
+	require.Len(t, parts, 3)
+	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+	require.NoError(t, err)
+	var c map[string]any
+	require.NoError(t, json.Unmarshal(raw, &c))
+	return c
+}

@@ -1,0 +1,65 @@
+package keys_test
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/latchkey-dev/latchkey/keys"
+	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/sqlite"
+	"github.com/latchkey-dev/latchkey/tenant"
+)
+
+// Example shows a project's life: its first signing key, a login token, a
+// permanent API key, and the middleware admitting both.
+func Example() {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, ":memory:", nil)
+	if err != nil {
+		panic(err)
+	}
+	defer st.Close()
+	master := make([]byte, keys.MasterKeySize) // from LATCHKEY_MASTER_KEY in a real server
+	_, _ = rand.Read(master)
+
+	kr, err := keys.NewKeyring(st, master, nil)
+	if err != nil {
+		panic(err)
+	}
+	if err := st.CreateProject(ctx, store.Project{ID: "acme"}); err != nil {
+		panic(err)
+	}
+	if _, err := kr.Rotate(ctx, "acme"); err != nil { // the project's first key
+		panic(err)
+	}
+	login, _, err := kr.MintLoginToken(ctx, "acme", store.User{ID: "usr_1", ProjectID: "acme", Tags: []string{"admin"}})
+	if err != nil {
+		panic(err)
+	}
+	_, apiKey, err := keys.NewAPIKeys(st, kr, nil).Create(ctx, "acme", "billing backend")
+	if err != nil {
+		panic(err)
+	}
+
+	v := keys.NewVerifier(st, st, nil)
+	h := v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, _ := keys.PrincipalFromContext(r.Context())
+		fmt.Println(p.ProjectID, p.Kind, p.Subject[:4], p.HasTag("admin"))
+	}))
+	for _, tok := range []string{login, apiKey, "not-a-token"} {
+		r := httptest.NewRequest(http.MethodGet, "/v1/contacts", nil)
+		r.Header.Set("Authorization", "Bearer "+tok)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r.WithContext(tenant.NewContext(r.Context(), "acme")))
+		if w.Code != http.StatusOK {
+			fmt.Println(w.Code, w.Header().Get("WWW-Authenticate"))
+		}
+	}
+	// Output:
+	// acme user usr_ true
+	// acme api_key key_ false
+	// 401 Bearer error="invalid_token"
+}

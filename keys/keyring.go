@@ -1,0 +1,268 @@
+package keys
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/latchkey-dev/latchkey/store"
+)
+
+// KeyringOptions tunes a [Keyring]. The zero value (or a nil pointer) is
+// valid; each zero field means the documented default.
+type KeyringOptions struct {
+	// Now returns the current time. Default: time.Now.
+	Now func() time.Time
+	// Logger receives internal errors of the JWKS handler. Default:
+	// slog.Default().
+	Logger *slog.Logger
+	// PrivateKeyCacheSize bounds how many decrypted private keys the
+	// Keyring keeps in memory for minting. Default: 1024.
+	PrivateKeyCacheSize int
+	// JWKSMaxAge is the max-age of the JWKS response's Cache-Control.
+	// A verifier elsewhere may keep publishing a retired key, or miss a new
+	// one, for that long. Default: 5 minutes.
+	JWKSMaxAge time.Duration
+}
+
+// Keyring creates, rotates and retires the projects' Ed25519 signing keys and
+// mints tokens with the active one.
+//
+// Private keys reach the store only sealed (see the package documentation);
+// the Keyring keeps a bounded number of decrypted ones in memory. A Keyring
+// is safe for concurrent use.
+type Keyring struct {
+	st         store.SigningKeyStore
+	seal       *sealer
+	now        func() time.Time
+	logger     *slog.Logger
+	jwksMaxAge time.Duration
+
+	mu      sync.Mutex
+	priv    map[string]ed25519.PrivateKey // by projectID + "/" + kid
+	privMax int
+}
+
+// NewKeyring returns a Keyring that keeps its keys in st, sealed under
+// masterKey, which must be [MasterKeySize] (32) bytes; the Keyring does not
+// retain masterKey itself, only a key derived from it. It panics if st is
+// nil.
+func NewKeyring(st store.SigningKeyStore, masterKey []byte, opts *KeyringOptions) (*Keyring, error) {
+	if st == nil {
+		panic("keys: NewKeyring with a nil store")
+	}
+	s, err := newSealer(masterKey)
+	if err != nil {
+		return nil, err
+	}
+	var o KeyringOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.PrivateKeyCacheSize <= 0 {
+		o.PrivateKeyCacheSize = 1024
+	}
+	if o.JWKSMaxAge <= 0 {
+		o.JWKSMaxAge = 5 * time.Minute
+	}
+	return &Keyring{
+		st:         st,
+		seal:       s,
+		now:        o.Now,
+		logger:     o.Logger,
+		jwksMaxAge: o.JWKSMaxAge,
+		priv:       make(map[string]ed25519.PrivateKey),
+		privMax:    o.PrivateKeyCacheSize,
+	}, nil
+}
+
+// Rotate creates a new Ed25519 key for the project and makes it the active
+// key: the tokens minted from now on carry its id as kid. Older keys keep
+// verifying until they are retired. Creating a project calls Rotate once to
+// give it its first key. It returns the stored record (whose
+// EncryptedPrivateKey is the sealed private key), or the store's error, such
+// as one matching store.ErrNotFound for an unknown project.
+func (k *Keyring) Rotate(ctx context.Context, projectID string) (store.SigningKey, error) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return store.SigningKey{}, fmt.Errorf("keys: generate signing key: %w", err)
+	}
+	created := store.Truncate(k.now())
+	// The store's active key is the newest by (CreatedAt, ID). Make sure the
+	// new key is strictly newer than the current one even when the clock
+	// has not advanced (or stepped back), so Rotate always switches.
+	active, err := k.st.ActiveSigningKey(ctx, projectID)
+	switch {
+	case err == nil:
+		if !created.After(active.CreatedAt) {
+			created = active.CreatedAt.Add(time.Microsecond)
+		}
+	case !errors.Is(err, store.ErrNotFound):
+		return store.SigningKey{}, fmt.Errorf("keys: rotate: %w", err)
+	}
+	kid := store.NewID(store.PrefixSigningKey)
+	rec := store.SigningKey{
+		ID:                  kid,
+		ProjectID:           projectID,
+		PublicKey:           pub,
+		EncryptedPrivateKey: k.seal.seal(projectID, kid, priv.Seed()),
+		CreatedAt:           created,
+	}
+	if err := k.st.CreateSigningKey(ctx, rec); err != nil {
+		return store.SigningKey{}, fmt.Errorf("keys: rotate: %w", err)
+	}
+	k.cachePrivate(projectID, kid, priv)
+	return rec, nil
+}
+
+// Retire retires the project's key kid: from the next request on, every
+// token it signed (login tokens and API keys alike) is rejected by every
+// verifier that shares the store, and the JWKS no longer lists it. The
+// active key cannot be retired (the store's error matches
+// store.ErrConflict): Rotate first. Retiring a retired key succeeds. An
+// unknown kid gives an error matching store.ErrNotFound.
+func (k *Keyring) Retire(ctx context.Context, projectID, kid string) error {
+	if err := k.st.RetireSigningKey(ctx, projectID, kid, k.now()); err != nil {
+		return fmt.Errorf("keys: retire: %w", err)
+	}
+	k.mu.Lock()
+	delete(k.priv, projectID+"/"+kid)
+	k.mu.Unlock()
+	return nil
+}
+
+// MintLoginToken returns a login token for user u of the project, signed
+// with the project's active key, and its expiry: the claims are aud (the
+// project), sub (u.ID), iat (now, whole seconds), exp (iat + 86400 s), jti
+// (random) and tags (u.Tags, [] when none). u.ID must start with "usr_"
+// and u.ProjectID, when set, must be the project; otherwise the error matches
+// store.ErrInvalid. A project without an active key gives an error matching
+// store.ErrNotFound.
+//
+// MintLoginToken makes *Keyring satisfy identity.TokenMinter.
+func (k *Keyring) MintLoginToken(ctx context.Context, projectID string, u store.User) (string, time.Time, error) {
+	if !strings.HasPrefix(u.ID, userPrefix) || len(u.ID) > maxSubjectLen {
+		return "", time.Time{}, fmt.Errorf("keys: mint login token: user id %q is not a user id: %w", u.ID, store.ErrInvalid)
+	}
+	if u.ProjectID != "" && u.ProjectID != projectID {
+		return "", time.Time{}, fmt.Errorf("keys: mint login token: user of project %q in project %q: %w", u.ProjectID, projectID, store.ErrInvalid)
+	}
+	tags := slices.Clone(u.Tags)
+	if tags == nil {
+		tags = []string{}
+	}
+	iat := jwt.NewNumericDate(k.now())
+	exp := jwt.NewNumericDate(iat.Add(LoginTokenTTL))
+	tok, err := k.mint(ctx, projectID, &mintClaims{
+		Audience:  projectID,
+		Subject:   u.ID,
+		IssuedAt:  iat,
+		ExpiresAt: exp,
+		ID:        newJTI(),
+		Tags:      tags,
+	})
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("keys: mint login token: %w", err)
+	}
+	return tok, exp.Time, nil
+}
+
+// MintAPIKeyToken returns the token of the project's permanent API key
+// keyID, signed with the active key: claims aud, sub (keyID), iat and jti,
+// and no exp. It does not record the key; [APIKeys.Create] does both.
+// keyID must start with "key_", else the error matches store.ErrInvalid.
+func (k *Keyring) MintAPIKeyToken(ctx context.Context, projectID, keyID string) (string, error) {
+	if !strings.HasPrefix(keyID, apiKeyPrefix) || len(keyID) > maxSubjectLen {
+		return "", fmt.Errorf("keys: mint API key token: id %q is not an API key id: %w", keyID, store.ErrInvalid)
+	}
+	tok, err := k.mint(ctx, projectID, &mintClaims{
+		Audience: projectID,
+		Subject:  keyID,
+		IssuedAt: jwt.NewNumericDate(k.now()),
+		ID:       newJTI(),
+	})
+	if err != nil {
+		return "", fmt.Errorf("keys: mint API key token: %w", err)
+	}
+	return tok, nil
+}
+
+// mint signs c with the project's active key.
+func (k *Keyring) mint(ctx context.Context, projectID string, c *mintClaims) (string, error) {
+	kid, priv, err := k.activeKey(ctx, projectID)
+	if err != nil {
+		return "", err
+	}
+	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c) // header alg EdDSA, typ JWT
+	t.Header["kid"] = kid
+	return t.SignedString(priv)
+}
+
+// activeKey returns the project's active key, decrypting it unless cached.
+// The store is asked every time, so a rotation by another process is used
+// at once.
+func (k *Keyring) activeKey(ctx context.Context, projectID string) (string, ed25519.PrivateKey, error) {
+	rec, err := k.st.ActiveSigningKey(ctx, projectID)
+	if err != nil {
+		return "", nil, fmt.Errorf("active signing key of %q: %w", projectID, err)
+	}
+	if rec.Retired() || rec.ProjectID != projectID {
+		return "", nil, fmt.Errorf("store returned an unusable active key for %q", projectID)
+	}
+	k.mu.Lock()
+	priv, ok := k.priv[projectID+"/"+rec.ID]
+	k.mu.Unlock()
+	if ok {
+		return rec.ID, priv, nil
+	}
+	seed, err := k.seal.open(projectID, rec.ID, rec.EncryptedPrivateKey)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(seed) != ed25519.SeedSize {
+		return "", nil, errUnseal
+	}
+	priv = ed25519.NewKeyFromSeed(seed)
+	if !bytes.Equal(priv.Public().(ed25519.PublicKey), rec.PublicKey) {
+		return "", nil, errors.New("keys: sealed private key does not match its public key")
+	}
+	k.cachePrivate(projectID, rec.ID, priv)
+	return rec.ID, priv, nil
+}
+
+// cachePrivate remembers a decrypted key, dropping an arbitrary other one
+// when the cache is full.
+func (k *Keyring) cachePrivate(projectID, kid string, priv ed25519.PrivateKey) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.priv) >= k.privMax {
+		for key := range k.priv {
+			delete(k.priv, key)
+			break
+		}
+	}
+	k.priv[projectID+"/"+kid] = priv
+}
+
+// newJTI returns a random token id: 128 bits, base64url.
+func newJTI() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error.
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}

@@ -1,0 +1,122 @@
+package keys
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/tenant"
+)
+
+// Middleware returns a handler that admits only requests bearing a token
+// [Verifier.Verify] accepts for the request's project (from
+// tenant.FromContext), and calls next with the [Principal] in the request
+// context (read it with [PrincipalFromContext]).
+//
+// The token is read only from the Authorization header, "Bearer" (any case)
+// followed by one space and the token; never from the query string or a
+// form body. A request with no bearer token is answered 401 invalid_token
+// with "WWW-Authenticate: Bearer"; one whose token is malformed or rejected
+// with `WWW-Authenticate: Bearer error="invalid_token"` (RFC 6750). Failures
+// are logged at Info with a reason, never the token. A request without a
+// project in its context, or a store failure, is answered 500 internal.
+func (v *Verifier) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		project, ok := tenant.FromContext(ctx)
+		if !ok {
+			httpapi.WriteError(w, r, v.logger, errors.New("keys: Middleware: no project in the request context (mount it below the tenant resolver)"))
+			return
+		}
+		token, presented, reason := bearerToken(r.Header)
+		if reason != "" {
+			v.unauthorized(w, r, project, presented, reason)
+			return
+		}
+		p, err := v.Verify(ctx, project, token)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidToken) {
+				httpapi.WriteError(w, r, v.logger, err)
+				return
+			}
+			v.unauthorized(w, r, project, true, reasonOf(err))
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(contextWithPrincipal(ctx, p)))
+	})
+}
+
+// unauthorized logs an authentication failure and answers 401 with the
+// RFC 6750 challenge.
+func (v *Verifier) unauthorized(w http.ResponseWriter, r *http.Request, project string, presented bool, reason string) {
+	v.logger.InfoContext(r.Context(), "authentication failed",
+		"project", project, "method", r.Method, "path", r.URL.Path, "reason", reason)
+	var e *httpapi.Error
+	if presented {
+		e = httpapi.New(httpapi.CodeInvalidToken, "The bearer token is malformed, expired, revoked or not valid for this project.").
+			WithHeader("WWW-Authenticate", `Bearer error="invalid_token"`)
+	} else {
+		e = httpapi.New(httpapi.CodeInvalidToken, "This endpoint needs an Authorization: Bearer token.").
+			WithHeader("WWW-Authenticate", "Bearer")
+	}
+	httpapi.WriteError(w, r, v.logger, e)
+}
+
+// bearerToken extracts the token of an "Authorization: Bearer <token>"
+// header. presented reports whether the request attempted bearer
+// authentication; reason is empty on success and otherwise says, for the
+// log, what was wrong.
+//
+// Only the header is read. Its scheme is matched case-insensitively; exactly
+// one space must follow it, and the token must be non-empty and made of
+// RFC 6750 b64token characters, which excludes white space and commas. A
+// request with no Authorization header, or one of another scheme (Basic),
+// presented no bearer token.
+func bearerToken(h http.Header) (token string, presented bool, reason string) {
+	vals := h.Values("Authorization")
+	switch len(vals) {
+	case 0:
+		return "", false, "no token"
+	case 1:
+	default:
+		return "", true, "several Authorization headers"
+	}
+	scheme, tok, _ := strings.Cut(vals[0], " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", false, "no bearer token"
+	}
+	if tok == "" {
+		return "", true, "empty token"
+	}
+	if len(tok) > MaxTokenBytes {
+		return "", true, "token too large"
+	}
+	if !isB64Token(tok) {
+		return "", true, "malformed authorization header"
+	}
+	return tok, true, ""
+}
+
+// isB64Token reports whether s matches RFC 6750's
+// b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
+func isB64Token(s string) bool {
+	i := 0
+	for ; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' {
+			continue
+		}
+		break
+	}
+	if i == 0 {
+		return false
+	}
+	for ; i < len(s); i++ {
+		if s[i] != '=' {
+			return false
+		}
+	}
+	return true
+}

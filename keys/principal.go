@@ -1,0 +1,65 @@
+package keys
+
+import "context"
+
+// Kind says how a request was authenticated.
+type Kind int
+
+// The kinds of principal. The zero Kind is none of them.
+const (
+	// KindUser is a user authenticated by a login token (subject "usr_...").
+	KindUser Kind = iota + 1
+	// KindAPIKey is a backend authenticated by a permanent API key (subject
+	// "key_...").
+	KindAPIKey
+)
+
+// String returns "user", "api_key", or "unknown".
+func (k Kind) String() string {
+	switch k {
+	case KindUser:
+		return "user"
+	case KindAPIKey:
+		return "api_key"
+	}
+	return "unknown"
+}
+
+// Principal is who a verified token speaks for.
+type Principal struct {
+	// ProjectID is the project the token was verified for; it equals the
+	// token's audience and the request's project.
+	ProjectID string
+	// Subject is the token's subject: a user id ("usr_...") for KindUser,
+	// an API key id ("key_...") for KindAPIKey.
+	Subject string
+	// Kind says whether Subject is a user or an API key.
+	Kind Kind
+	// Tags are the user's tags as they were when the login token was
+	// minted (tags changed later show in the next login token). They are
+	// never nil, and empty for API keys. The slice belongs to the caller.
+	Tags []string
+}
+
+// HasTag reports whether p carries tag.
+func (p Principal) HasTag(tag string) bool {
+	for _, t := range p.Tags {
+		if t == tag {
+			return true
+		}
+	}
+	return false
+}
+
+type principalKey struct{}
+
+// PrincipalFromContext returns the principal [Verifier.Middleware] stored in
+// ctx, and whether there was one.
+func PrincipalFromContext(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
+}
+
+func contextWithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
