@@ -77,6 +77,11 @@
 // It leaves open what the comments do not decide: whether a row id may be
 // reused in another project (cases never do it), which CreatedAt a contact
 // of a batch gets relative to its batch-mates (only that the batch sorts
-// after what existed), and whether an earlier generation presented to an
-// already revoked family answers ErrRevoked or ErrReplayed.
+// after what existed), whether an earlier generation presented to an
+// already revoked family answers ErrRevoked or ErrReplayed, whether
+// ListAPIKeys of an unknown project is empty or ErrNotFound, whether
+// touching a revoked API key succeeds or is ErrConflict (it must not change
+// RevokedAt), what a second revocation given an earlier time does, and what
+// CreateContacts does with a contact whose ProjectID differs from the one
+// given.
 package storetest
