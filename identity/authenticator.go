@@ -1,0 +1,169 @@
+package identity
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/latchkey-dev/latchkey/store"
+)
+
+// ErrInvalidCredentials is returned by Authenticate when the email is
+// unknown or the password does not match. The two are deliberately not
+// told apart.
+var ErrInvalidCredentials = errors.New("identity: invalid credentials")
+
+// RateLimitedError is returned by Authenticate when the account or the
+// client address has failed too often. No password was checked.
+type RateLimitedError struct {
+	// RetryAfter is how long until the attempt may be made again.
+	RetryAfter time.Duration
+}
+
+// Error implements error.
+func (e *RateLimitedError) Error() string {
+	return fmt.Sprintf("identity: too many failed attempts; retry after %s", e.RetryAfter)
+}
+
+// RetryAfterSeconds returns RetryAfter in whole seconds, rounded up and at
+// least 1: the value of a Retry-After header.
+func (e *RateLimitedError) RetryAfterSeconds() int64 {
+	s := int64(math.Ceil(e.RetryAfter.Seconds()))
+	return max(s, 1)
+}
+
+// AuthOptions configure an Authenticator. The zero value means the
+// defaults.
+type AuthOptions struct {
+	// Logger receives failed sign-ins at Info level and store errors at
+	// Error level; never an email, a password or a hash. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Authenticator checks a project user's email and password, with the
+// throttling and the defences against account enumeration of the wire
+// contract. Both POST /v1/identity/login and the console's sign-in use it.
+type Authenticator struct {
+	users  store.UserStore
+	hasher *Hasher
+	lim    Limiter
+	log    *slog.Logger
+	dummy  string
+}
+
+// NewAuthenticator returns an Authenticator over users, hashing with h and
+// throttling with lim. It computes one argon2id hash of a random password,
+// checked in place of a user's hash when the email is unknown, so that an
+// unknown email costs what a wrong password costs. It panics if a required
+// dependency is nil.
+func NewAuthenticator(users store.UserStore, h *Hasher, lim Limiter, opts *AuthOptions) *Authenticator {
+	if users == nil || h == nil || lim == nil {
+		panic("identity: NewAuthenticator requires a UserStore, a Hasher and a Limiter")
+	}
+	var o AuthOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	var pw [24]byte
+	_, _ = rand.Read(pw[:])
+	dummy, err := h.Hash(context.Background(), base64.RawStdEncoding.EncodeToString(pw[:]))
+	if err != nil {
+		panic("identity: hashing the dummy password: " + err.Error()) // unreachable: the password is short and ctx never ends
+	}
+	return &Authenticator{users: users, hasher: h, lim: lim, log: o.Logger, dummy: dummy}
+}
+
+// Authenticate returns the user of project projectID whose email equals
+// email case-insensitively and whose password is password.
+//
+// Before any lookup or hashing it asks the Limiter whether the account
+// (projectID and the normalized email, whether or not such a user exists)
+// or clientAddr has failed too often, and if so returns a
+// *RateLimitedError. An unknown email, a wrong password, a password over
+// MaxPasswordLen bytes and an unreadable stored hash all return
+// ErrInvalidCredentials and count as one failure for the account and the
+// address; an unknown email costs one argon2id hash, exactly as a wrong
+// password does. A success forgets the account's failures and, if the
+// stored hash is bcrypt or weaker than the current argon2id parameters,
+// replaces it with a fresh argon2id hash. clientAddr "" throttles by
+// account only. Any other error is a store or context error.
+func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, password, clientAddr string) (store.User, error) {
+	account, address := accountKey(projectID, email), addressKey(projectID, clientAddr)
+	wait, err := a.lim.Check(ctx, account, address)
+	if err != nil {
+		return store.User{}, err
+	}
+	if wait > 0 {
+		a.log.InfoContext(ctx, "sign-in throttled", "project", projectID, "client", clientAddr)
+		return store.User{}, &RateLimitedError{RetryAfter: wait}
+	}
+	if len(password) > MaxPasswordLen {
+		// Refused without hashing: the answer does not depend on the
+		// account, so skipping the hash reveals nothing.
+		return store.User{}, a.fail(ctx, projectID, account, address, clientAddr, "password too long")
+	}
+
+	u, err := a.users.GetUserByEmail(ctx, projectID, email)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		if _, _, err := a.hasher.Verify(ctx, a.dummy, password); err != nil {
+			return store.User{}, err
+		}
+		return store.User{}, a.fail(ctx, projectID, account, address, clientAddr, "unknown email")
+	case err != nil:
+		return store.User{}, fmt.Errorf("identity: looking up user: %w", err)
+	}
+
+	ok, rehash, err := a.hasher.Verify(ctx, u.PasswordHash, password)
+	if errors.Is(err, ErrUnknownHash) {
+		a.log.ErrorContext(ctx, "stored password hash is unreadable", "project", projectID, "user", u.ID)
+		// Cost one hash, as any other failure does.
+		_, _, err = a.hasher.Verify(ctx, a.dummy, password)
+	}
+	if err != nil {
+		return store.User{}, err
+	}
+	if !ok {
+		return store.User{}, a.fail(ctx, projectID, account, address, clientAddr, "wrong password")
+	}
+
+	if err := a.lim.Success(ctx, account); err != nil {
+		a.log.ErrorContext(ctx, "clearing sign-in failures", "project", projectID, "user", u.ID, "err", err)
+	}
+	if rehash {
+		a.upgrade(ctx, projectID, &u, password)
+	}
+	return u, nil
+}
+
+// fail counts a failed attempt and returns ErrInvalidCredentials.
+func (a *Authenticator) fail(ctx context.Context, projectID, account, address, clientAddr, reason string) error {
+	if err := a.lim.Failure(ctx, account, address); err != nil {
+		a.log.ErrorContext(ctx, "counting sign-in failure", "project", projectID, "err", err)
+	}
+	a.log.InfoContext(ctx, "sign-in failed", "project", projectID, "client", clientAddr, "reason", reason)
+	return ErrInvalidCredentials
+}
+
+// upgrade replaces u's password hash with a fresh argon2id hash. A failure
+// is logged and does not fail the sign-in; the next one tries again.
+func (a *Authenticator) upgrade(ctx context.Context, projectID string, u *store.User, password string) {
+	hash, err := a.hasher.Hash(ctx, password)
+	if err == nil {
+		err = a.users.SetPasswordHash(ctx, projectID, u.ID, hash)
+	}
+	if err != nil {
+		a.log.ErrorContext(ctx, "upgrading password hash", "project", projectID, "user", u.ID, "err", err)
+		return
+	}
+	u.PasswordHash = hash
+}

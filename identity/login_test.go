@@ -1,0 +1,313 @@
+package identity_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/latchkey-dev/latchkey/identity"
+)
+
+func TestLogin_OK(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	u := e.createUser(t, "default", "alice@example.com", "correct horse", "")
+	admin := e.createUser(t, "default", "root@example.com", "battery staple", "", "admin", "ops")
+
+	res := e.login(t, "", "alice@example.com", "correct horse")
+	require.Equal(t, http.StatusOK, res.status, "body %s", res.body)
+	assert.Equal(t, "application/json", res.header.Get("Content-Type"))
+	assert.Equal(t, "no-store", res.header.Get("Cache-Control"))
+
+	m := res.json(t)
+	assert.Len(t, m, 4, "token set members: %v", m)
+	assert.Equal(t, float64(86400), m["expires_in"])
+	user := m["user"].(map[string]any)
+	assert.Equal(t, map[string]any{"id": u.ID, "email": "alice@example.com", "tags": []any{}}, user)
+	assert.Contains(t, string(res.body), `"tags":[]`)
+
+	ts := res.tokens(t)
+	assert.True(t, strings.HasPrefix(ts.RefreshToken, "rt_"), ts.RefreshToken)
+	// rt_ + base64url of 16 + 8 + 32 bytes: at least 256 bits only the
+	// server can produce.
+	assert.Len(t, ts.RefreshToken, 3+75)
+	e.verifyAccess(t, "default", u.ID, ts.AccessToken)
+
+	ts = e.login(t, "", "root@example.com", "battery staple").tokens(t)
+	assert.Equal(t, []string{"admin", "ops"}, ts.User.Tags)
+	e.verifyAccess(t, "default", admin.ID, ts.AccessToken)
+
+	// Each login starts its own family.
+	ts2 := e.login(t, "", "root@example.com", "battery staple").tokens(t)
+	assert.NotEqual(t, ts.RefreshToken, ts2.RefreshToken)
+}
+
+func TestLogin_WrongPasswordAndUnknownEmailAreIdentical(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	e.createUser(t, "default", "alice@example.com", "correct horse", "")
+
+	wrongPassword := e.login(t, "", "alice@example.com", "wrong horse")
+	unknownEmail := e.login(t, "", "mallory@example.com", "correct horse")
+
+	require.Equal(t, http.StatusUnauthorized, wrongPassword.status)
+	assert.Equal(t, "invalid_credentials", wrongPassword.code(t))
+	assert.Equal(t, wrongPassword.status, unknownEmail.status)
+	assert.Equal(t, string(wrongPassword.body), string(unknownEmail.body), "bodies differ")
+	wrongPassword.header.Del("Date")
+	unknownEmail.header.Del("Date")
+	assert.Equal(t, wrongPassword.header, unknownEmail.header, "headers differ")
+	assert.NotContains(t, string(wrongPassword.body), "alice")
+}
+
+func TestLogin_BodyRejections(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	e.createUser(t, "default", "alice@example.com", "correct horse", "")
+	big := `{"email":"alice@example.com","password":"` + strings.Repeat("x", 64<<10) + `"}`
+
+	cases := []struct {
+		name, contentType, body string
+		status                  int
+		code                    string
+	}{
+		{"no content type", "", `{"email":"a@b.c","password":"p"}`, 415, "unsupported_media_type"},
+		{"text plain", "text/plain", `{"email":"a@b.c","password":"p"}`, 415, "unsupported_media_type"},
+		{"form", "application/x-www-form-urlencoded", `email=a&password=b`, 415, "unsupported_media_type"},
+		{"too large", "application/json", big, 413, "request_too_large"},
+		{"malformed", "application/json", `{"email":"a@b.c",`, 400, "invalid_request"},
+		{"empty body", "application/json", ``, 400, "invalid_request"},
+		{"array", "application/json", `[{"email":"a@b.c","password":"p"}]`, 400, "invalid_request"},
+		{"string", "application/json", `"hello"`, 400, "invalid_request"},
+		{"null", "application/json", `null`, 400, "invalid_request"},
+		{"email number", "application/json", `{"email":1,"password":"p"}`, 400, "invalid_request"},
+		{"password bool", "application/json", `{"email":"a@b.c","password":true}`, 400, "invalid_request"},
+		{"password object", "application/json", `{"email":"a@b.c","password":{}}`, 400, "invalid_request"},
+		{"trailing data", "application/json", `{"email":"a@b.c","password":"p"} {}`, 400, "invalid_request"},
+		{"trailing garbage", "application/json", `{"email":"a@b.c","password":"p"}x`, 400, "invalid_request"},
+		{"duplicate member", "application/json", `{"email":"a@b.c","password":"p","password":"q"}`, 400, "invalid_request"},
+		{"invalid utf-8", "application/json", "{\"email\":\"a@b.c\",\"password\":\"p\xff\"}", 400, "invalid_request"},
+		{"missing email", "application/json", `{"password":"p"}`, 400, "invalid_request"},
+		{"missing password", "application/json", `{"email":"a@b.c"}`, 400, "invalid_request"},
+		{"empty email", "application/json", `{"email":"","password":"p"}`, 400, "invalid_request"},
+		{"empty password", "application/json", `{"email":"a@b.c","password":""}`, 400, "invalid_request"},
+		{"null email", "application/json", `{"email":null,"password":"p"}`, 400, "invalid_request"},
+		{"empty object", "application/json", `{}`, 400, "invalid_request"},
+		// Accepted bodies, checked against the credentials.
+		{"charset parameter", "application/json; charset=utf-8", `{"email":"alice@example.com","password":"nope"}`, 401, "invalid_credentials"},
+		{"unknown field ignored", "application/json", `{"email":"alice@example.com","password":"nope","remember":true}`, 401, "invalid_credentials"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := e.do(t, http.MethodPost, "/v1/identity/login", c.contentType, []byte(c.body))
+			assert.Equal(t, c.status, res.status, "body %s", res.body)
+			assert.Equal(t, c.code, res.code(t))
+			m := res.json(t)
+			for _, k := range []string{"type", "title", "status", "detail", "code"} {
+				assert.Contains(t, m, k)
+			}
+		})
+	}
+
+	t.Run("valid after all", func(t *testing.T) {
+		e.do(t, http.MethodPost, "/v1/identity/login", "application/json; charset=utf-8",
+			[]byte(`{"email":"alice@example.com","password":"correct horse","remember":true}`)).tokens(t)
+	})
+}
+
+func TestRefresh_BodyRejections(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	cases := []struct {
+		name, contentType, body string
+		status                  int
+		code                    string
+	}{
+		{"no content type", "", `{"refresh_token":"rt_x"}`, 415, "unsupported_media_type"},
+		{"too large", "application/json", `{"refresh_token":"` + strings.Repeat("x", 64<<10) + `"}`, 413, "request_too_large"},
+		{"malformed", "application/json", `{"refresh_token":`, 400, "invalid_request"},
+		{"array", "application/json", `["rt_x"]`, 400, "invalid_request"},
+		{"wrong type", "application/json", `{"refresh_token":42}`, 400, "invalid_request"},
+		{"trailing data", "application/json", `{"refresh_token":"rt_x"}{}`, 400, "invalid_request"},
+		{"duplicate member", "application/json", `{"refresh_token":"rt_x","refresh_token":"rt_y"}`, 400, "invalid_request"},
+		{"invalid utf-8", "application/json", "{\"refresh_token\":\"rt_\xc3\"}", 400, "invalid_request"},
+		{"missing", "application/json", `{}`, 400, "invalid_request"},
+		{"empty", "application/json", `{"refresh_token":""}`, 400, "invalid_request"},
+		{"unknown token", "application/json", `{"refresh_token":"rt_x","other":1}`, 401, "invalid_refresh_token"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := e.do(t, http.MethodPost, "/v1/identity/refresh", c.contentType, []byte(c.body))
+			assert.Equal(t, c.status, res.status, "body %s", res.body)
+			assert.Equal(t, c.code, res.code(t))
+		})
+	}
+}
+
+func TestHandler_Routes(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	for _, p := range []string{"/v1/identity/login", "/v1/identity/refresh"} {
+		res := e.do(t, http.MethodGet, p, "", nil)
+		assert.Equal(t, http.StatusMethodNotAllowed, res.status)
+		assert.Equal(t, "method_not_allowed", res.code(t))
+		assert.Equal(t, "POST", res.header.Get("Allow"))
+	}
+	res := e.do(t, http.MethodPost, "/v1/identity/logout", "application/json", []byte(`{}`))
+	assert.Equal(t, http.StatusNotFound, res.status)
+	assert.Equal(t, "not_found", res.code(t))
+}
+
+func TestLogin_EmailCaseInsensitive(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	u := e.createUser(t, "default", "Alice@Example.COM", "correct horse", "")
+	for _, email := range []string{"alice@example.com", "ALICE@EXAMPLE.COM", "Alice@Example.COM", "aLiCe@eXaMpLe.CoM"} {
+		ts := e.login(t, "", email, "correct horse").tokens(t)
+		assert.Equal(t, u.ID, ts.User.ID)
+		assert.Equal(t, "Alice@Example.COM", ts.User.Email, "the email as it was given")
+	}
+}
+
+func TestLogin_PasswordIsExact(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	e.createUser(t, "default", "alice@example.com", "Correct Horse", "")
+	for _, pw := range []string{"correct horse", "Correct Horse ", " Correct Horse", "Correct Hors"} {
+		assert.Equal(t, http.StatusUnauthorized, e.login(t, "", "alice@example.com", pw).status, "%q", pw)
+	}
+	e.login(t, "", "alice@example.com", "Correct Horse").tokens(t)
+}
+
+func TestLogin_BcryptUserIsUpgraded(t *testing.T) {
+	for _, prefix := range []string{"$2a$", "$2b$", "$2y$"} {
+		t.Run(prefix, func(t *testing.T) {
+			e := newEnv(t, envConfig{})
+			h, err := bcrypt.GenerateFromPassword([]byte("imported pw"), 10)
+			require.NoError(t, err)
+			hash := prefix + string(h[4:])
+			u := e.createUser(t, "default", "old@example.com", "", hash)
+
+			assert.Equal(t, http.StatusUnauthorized, e.login(t, "", "old@example.com", "imported PW").status)
+			got, err := e.st.GetUser(context.Background(), "default", u.ID)
+			require.NoError(t, err)
+			assert.Equal(t, hash, got.PasswordHash, "a failed login changes nothing")
+
+			ts := e.login(t, "", "old@example.com", "imported pw").tokens(t)
+			e.verifyAccess(t, "default", u.ID, ts.AccessToken)
+			got, err = e.st.GetUser(context.Background(), "default", u.ID)
+			require.NoError(t, err)
+			assert.Regexp(t, `^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$`, got.PasswordHash)
+			ok, rehash, err := e.hasher.Verify(context.Background(), got.PasswordHash, "imported pw")
+			require.NoError(t, err)
+			assert.True(t, ok)
+			assert.False(t, rehash)
+
+			// The next login uses the new hash and keeps it.
+			e.login(t, "", "old@example.com", "imported pw").tokens(t)
+			again, err := e.st.GetUser(context.Background(), "default", u.ID)
+			require.NoError(t, err)
+			assert.Equal(t, got.PasswordHash, again.PasswordHash)
+		})
+	}
+}
+
+func TestLogin_WeakArgonUserIsUpgraded(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	u := e.createUser(t, "default", "weak@example.com", "", weakArgonHash("pw weak", 4096, 1))
+	e.login(t, "", "weak@example.com", "pw weak").tokens(t)
+	got, err := e.st.GetUser(context.Background(), "default", u.ID)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(got.PasswordHash, "$argon2id$v=19$m=19456,t=2,p=1$"), got.PasswordHash)
+}
+
+func TestLogin_BcryptLongPasswordNeverMatches(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	long := strings.Repeat("abcdefgh", 10) // 80 bytes
+	h, err := bcrypt.GenerateFromPassword([]byte(long[:72]), 4)
+	require.NoError(t, err)
+	u := e.createUser(t, "default", "long@example.com", "", string(h))
+
+	// bcrypt itself would accept the 80-byte password: it reads 72 bytes.
+	require.NoError(t, bcrypt.CompareHashAndPassword(h, []byte(long)))
+
+	res := e.login(t, "", "long@example.com", long)
+	assert.Equal(t, http.StatusUnauthorized, res.status)
+	assert.Equal(t, "invalid_credentials", res.code(t))
+	got, err := e.st.GetUser(context.Background(), "default", u.ID)
+	require.NoError(t, err)
+	assert.Equal(t, string(h), got.PasswordHash)
+
+	// Exactly the 72 bytes bcrypt hashed do match.
+	e.login(t, "", "long@example.com", long[:72]).tokens(t)
+}
+
+func TestLogin_TooLongPassword(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	pw := strings.Repeat("p", 1024)
+	e.createUser(t, "default", "max@example.com", pw, "")
+	e.login(t, "", "max@example.com", pw).tokens(t)
+	res := e.login(t, "", "max@example.com", pw+"p")
+	assert.Equal(t, http.StatusUnauthorized, res.status)
+	assert.Equal(t, "invalid_credentials", res.code(t))
+}
+
+func TestLogin_UnreadableStoredHash(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	e.createUser(t, "default", "broken@example.com", "", "$argon2id$v=19$m=4294967295,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$"+strings.Repeat("A", 43))
+	res := e.login(t, "", "broken@example.com", "anything")
+	assert.Equal(t, http.StatusUnauthorized, res.status)
+	assert.Equal(t, "invalid_credentials", res.code(t))
+}
+
+func TestLogin_ProjectsAreSeparate(t *testing.T) {
+	e := newEnv(t, envConfig{projects: []string{"acme"}})
+	a := e.createUser(t, "default", "same@example.com", "pw default", "")
+	b := e.createUser(t, "acme", "same@example.com", "pw acme", "")
+
+	assert.Equal(t, http.StatusUnauthorized, e.login(t, "/p/acme", "same@example.com", "pw default").status)
+	ts := e.login(t, "/p/acme", "same@example.com", "pw acme").tokens(t)
+	assert.Equal(t, b.ID, ts.User.ID)
+	e.verifyAccess(t, "acme", b.ID, ts.AccessToken)
+	ts = e.login(t, "", "same@example.com", "pw default").tokens(t)
+	assert.Equal(t, a.ID, ts.User.ID)
+}
+
+func TestLogin_SecretsNeverLogged(t *testing.T) {
+	var buf syncBuffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e := newEnv(t, envConfig{logger: logger, opts: identity.Options{NoReuseWindow: true}})
+	e.createUser(t, "default", "alice@example.com", "correct horse", "")
+
+	e.login(t, "", "alice@example.com", "wrong horse")
+	e.login(t, "", "nobody@example.com", "wrong horse")
+	ts := e.login(t, "", "alice@example.com", "correct horse").tokens(t)
+	next := e.refresh(t, "", ts.RefreshToken).tokens(t)
+	e.refresh(t, "", ts.RefreshToken) // replay: logged at Warn
+	e.refresh(t, "", ts.RefreshToken+"x")
+
+	logs := buf.String()
+	assert.Contains(t, logs, "replayed", "the replay is logged")
+	for _, secret := range []string{"correct horse", "wrong horse", ts.RefreshToken, next.RefreshToken, ts.AccessToken, next.AccessToken, "$argon2id$"} {
+		assert.NotContains(t, logs, secret)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

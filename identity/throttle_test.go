@@ -1,0 +1,266 @@
+package identity_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/sqlite"
+)
+
+func memoryLimiter(o identity.LimiterOptions) func(store.Store, func() time.Time) identity.Limiter {
+	return func(_ store.Store, now func() time.Time) identity.Limiter {
+		o.Now = now
+		return identity.NewMemoryLimiter(&o)
+	}
+}
+
+func storeLimiter(o identity.LimiterOptions) func(store.Store, func() time.Time) identity.Limiter {
+	return func(st store.Store, now func() time.Time) identity.Limiter {
+		o.Now = now
+		return identity.NewStoreLimiter(st, &o)
+	}
+}
+
+var limiterKinds = []struct {
+	name string
+	make func(identity.LimiterOptions) func(store.Store, func() time.Time) identity.Limiter
+}{
+	{"memory", memoryLimiter},
+	{"store", storeLimiter},
+}
+
+func TestLogin_ThrottlePerAccount(t *testing.T) {
+	for _, kind := range limiterKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			e := newEnv(t, envConfig{limiter: kind.make(identity.LimiterOptions{AccountLimit: 3, AddressLimit: 1000})})
+			e.createUser(t, "default", "alice@example.com", "correct horse", "")
+
+			// A known and an unknown account are throttled alike, whatever
+			// the spelling of the email and the client address.
+			var known, unknown []response
+			for i, email := range []string{"alice@example.com", "ALICE@example.com", "Alice@Example.Com"} {
+				known = append(known, e.login(t, "", email, "wrong", "X-Test-Client", fmt.Sprintf("198.51.100.%d", i)))
+			}
+			for i, email := range []string{"ghost@example.com", "GHOST@example.com", "Ghost@Example.Com"} {
+				unknown = append(unknown, e.login(t, "", email, "wrong", "X-Test-Client", fmt.Sprintf("198.51.100.%d", i)))
+			}
+			for i := range known {
+				assert.Equal(t, http.StatusUnauthorized, known[i].status)
+				assert.Equal(t, string(known[i].body), string(unknown[i].body))
+			}
+
+			// Over the limit: 429 before any hashing, even with the right
+			// password, from any address. The hasher is kept fully busy to
+			// show no hash is computed.
+			release, err := e.hasher.HoldSlots(context.Background())
+			require.NoError(t, err)
+			k := e.login(t, "", "alice@example.com", "correct horse", "X-Test-Client", "192.0.2.200")
+			u := e.login(t, "", "ghost@example.com", "correct horse", "X-Test-Client", "192.0.2.201")
+			release()
+			for _, res := range []response{k, u} {
+				assert.Equal(t, http.StatusTooManyRequests, res.status, "body %s", res.body)
+				assert.Equal(t, "rate_limited", res.code(t))
+				assert.Equal(t, "900", res.header.Get("Retry-After"))
+			}
+			assert.Equal(t, string(k.body), string(u.body))
+			k.header.Del("Date")
+			u.header.Del("Date")
+			assert.Equal(t, k.header, u.header)
+
+			// Retry-After counts down with the window.
+			e.clock.Advance(5*time.Minute + 500*time.Millisecond)
+			res := e.login(t, "", "alice@example.com", "correct horse")
+			assert.Equal(t, http.StatusTooManyRequests, res.status)
+			assert.Equal(t, "600", res.header.Get("Retry-After"), "599.5 s rounds up")
+
+			// Another account is not affected.
+			assert.Equal(t, http.StatusUnauthorized, e.login(t, "", "bob@example.com", "wrong").status)
+
+			// When the window ends the account may try again.
+			e.clock.Advance(10 * time.Minute)
+			e.login(t, "", "alice@example.com", "correct horse").tokens(t)
+			assert.Equal(t, http.StatusUnauthorized, e.login(t, "", "ghost@example.com", "wrong").status)
+		})
+	}
+}
+
+func TestLogin_ThrottlePerAddress(t *testing.T) {
+	for _, kind := range limiterKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			e := newEnv(t, envConfig{
+				limiter:  kind.make(identity.LimiterOptions{AccountLimit: 100, AddressLimit: 4}),
+				projects: []string{"acme"},
+			})
+			e.createUser(t, "default", "alice@example.com", "correct horse", "")
+			for i := range 4 {
+				res := e.login(t, "", fmt.Sprintf("user%d@example.com", i), "guess", "X-Test-Client", "203.0.113.7")
+				require.Equal(t, http.StatusUnauthorized, res.status)
+			}
+			res := e.login(t, "", "alice@example.com", "correct horse", "X-Test-Client", "203.0.113.7")
+			assert.Equal(t, http.StatusTooManyRequests, res.status)
+			assert.Equal(t, "rate_limited", res.code(t))
+			assert.Equal(t, "900", res.header.Get("Retry-After"))
+
+			// Another address, or the same address in another project, is
+			// counted apart.
+			e.login(t, "", "alice@example.com", "correct horse", "X-Test-Client", "203.0.113.8").tokens(t)
+			assert.Equal(t, http.StatusUnauthorized, e.login(t, "/p/acme", "x@example.com", "guess", "X-Test-Client", "203.0.113.7").status)
+
+			// IPv6 clients are counted per /64.
+			for i := range 4 {
+				res := e.login(t, "", "v6@example.com", "guess", "X-Test-Client", fmt.Sprintf("2001:db8:1:2::%x", i+1))
+				require.Equal(t, http.StatusUnauthorized, res.status)
+			}
+			assert.Equal(t, http.StatusTooManyRequests, e.login(t, "", "alice@example.com", "correct horse", "X-Test-Client", "2001:db8:1:2:ffff::1").status)
+			e.login(t, "", "alice@example.com", "correct horse", "X-Test-Client", "2001:db8:1:3::1").tokens(t)
+			// An IPv4-mapped address is its IPv4 address.
+			assert.Equal(t, http.StatusTooManyRequests, e.login(t, "", "alice@example.com", "correct horse", "X-Test-Client", "::ffff:203.0.113.7").status)
+		})
+	}
+}
+
+func TestLogin_ThrottleDefaultClientAddress(t *testing.T) {
+	// Without Options.ClientAddr the address is the connection's: a client
+	// header changes nothing.
+	e := newEnv(t, envConfig{
+		limiter: memoryLimiter(identity.LimiterOptions{AccountLimit: 100, AddressLimit: 2}),
+		opts:    identity.Options{ClientAddr: identity.RemoteHost},
+	})
+	for i := range 2 {
+		e.login(t, "", fmt.Sprintf("u%d@example.com", i), "guess", "X-Forwarded-For", fmt.Sprintf("192.0.2.%d", i))
+	}
+	res := e.login(t, "", "u9@example.com", "guess", "X-Forwarded-For", "192.0.2.99", "X-Test-Client", "192.0.2.99")
+	assert.Equal(t, http.StatusTooManyRequests, res.status)
+}
+
+func TestLogin_SuccessClearsAccountNotAddress(t *testing.T) {
+	for _, kind := range limiterKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			e := newEnv(t, envConfig{limiter: kind.make(identity.LimiterOptions{AccountLimit: 3, AddressLimit: 6})})
+			e.createUser(t, "default", "alice@example.com", "correct horse", "")
+			fail := func() int { return e.login(t, "", "alice@example.com", "wrong", "X-Test-Client", "192.0.2.1").status }
+			ok := func() { e.login(t, "", "alice@example.com", "correct horse", "X-Test-Client", "192.0.2.1").tokens(t) }
+
+			assert.Equal(t, 401, fail())
+			assert.Equal(t, 401, fail())
+			ok() // clears the account's two failures
+			assert.Equal(t, 401, fail())
+			assert.Equal(t, 401, fail())
+			assert.Equal(t, 401, fail())
+			assert.Equal(t, 429, fail(), "three failures since the success")
+
+			// The address kept counting through the success: 5 failures;
+			// one more reaches its limit of 6.
+			e.clock.Advance(time.Minute)
+			other := e.login(t, "", "other@example.com", "wrong", "X-Test-Client", "192.0.2.1")
+			assert.Equal(t, 401, other.status)
+			other = e.login(t, "", "other@example.com", "wrong", "X-Test-Client", "192.0.2.1")
+			assert.Equal(t, 429, other.status)
+		})
+	}
+}
+
+func TestStoreLimiter_SharedAcrossInstances(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "latchkey.db")
+	a, err := sqlite.Open(ctx, path, nil)
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := sqlite.Open(ctx, path, nil)
+	require.NoError(t, err)
+	defer b.Close()
+	require.NoError(t, a.CreateProject(ctx, store.Project{ID: "default", CreatedAt: time.Now()}))
+
+	c := newClock()
+	opts := identity.LimiterOptions{AccountLimit: 2, AddressLimit: 100, Now: c.Now}
+	h := identity.NewHasher(nil)
+	logOpts := &identity.AuthOptions{Logger: testLogger(t)}
+	authA := identity.NewAuthenticator(a, h, identity.NewStoreLimiter(a, &opts), logOpts)
+	authB := identity.NewAuthenticator(b, h, identity.NewStoreLimiter(b, &opts), logOpts)
+
+	_, err = authA.Authenticate(ctx, "default", "who@example.com", "pw", "192.0.2.1")
+	assert.ErrorIs(t, err, identity.ErrInvalidCredentials)
+	_, err = authB.Authenticate(ctx, "default", "WHO@example.com", "pw", "192.0.2.2")
+	assert.ErrorIs(t, err, identity.ErrInvalidCredentials)
+	for _, auth := range []*identity.Authenticator{authA, authB} {
+		_, err = auth.Authenticate(ctx, "default", "who@example.com", "pw", "192.0.2.3")
+		var rl *identity.RateLimitedError
+		require.ErrorAs(t, err, &rl)
+		assert.InDelta(t, 15*time.Minute, rl.RetryAfter, float64(time.Millisecond), "the store keeps microseconds")
+		assert.EqualValues(t, 900, rl.RetryAfterSeconds())
+	}
+}
+
+func TestMemoryLimiter_Bounded(t *testing.T) {
+	ctx := context.Background()
+	c := newClock()
+	lim := identity.NewMemoryLimiter(&identity.LimiterOptions{AccountLimit: 3, AddressLimit: 3, MaxEntries: 10, Window: time.Minute, Now: c.Now})
+
+	for i := range 1000 {
+		require.NoError(t, lim.Failure(ctx, fmt.Sprintf("acct-%d", i), fmt.Sprintf("addr-%d", i)))
+		require.LessOrEqual(t, lim.Len(), 10)
+	}
+	assert.Equal(t, 10, lim.Len())
+
+	// Ended windows go first: after the window, a key at its limit
+	// survives the arrival of new keys as long as older ones can go.
+	c.Advance(2 * time.Minute)
+	for range 3 {
+		require.NoError(t, lim.Failure(ctx, "hot", ""))
+	}
+	wait, err := lim.Check(ctx, "hot", "")
+	require.NoError(t, err)
+	assert.Equal(t, time.Minute, wait)
+	assert.Equal(t, 1, lim.Len(), "expired windows are dropped")
+	for i := range 9 {
+		require.NoError(t, lim.Failure(ctx, fmt.Sprintf("new-%d", i), ""))
+	}
+	wait, err = lim.Check(ctx, "hot", "")
+	require.NoError(t, err)
+	assert.Equal(t, time.Minute, wait, "hot is kept while the limiter has room")
+
+	// When full, the oldest window is dropped.
+	c.Advance(time.Second)
+	require.NoError(t, lim.Failure(ctx, "newest", ""))
+	assert.Equal(t, 10, lim.Len())
+	wait, err = lim.Check(ctx, "hot", "")
+	require.NoError(t, err)
+	assert.Zero(t, wait, "the oldest entry was evicted")
+
+	// Success forgets only the account.
+	require.NoError(t, lim.Failure(ctx, "a", "ip"))
+	require.NoError(t, lim.Failure(ctx, "a", "ip"))
+	require.NoError(t, lim.Failure(ctx, "a", "ip"))
+	require.NoError(t, lim.Success(ctx, "a"))
+	wait, err = lim.Check(ctx, "a", "")
+	require.NoError(t, err)
+	assert.Zero(t, wait)
+	wait, err = lim.Check(ctx, "a", "ip")
+	require.NoError(t, err)
+	assert.Equal(t, time.Minute, wait)
+}
+
+func TestLogin_MemoryLimiterBoundedUnderFlood(t *testing.T) {
+	e := newEnv(t, envConfig{limiter: memoryLimiter(identity.LimiterOptions{MaxEntries: 16, AddressLimit: 1 << 20})})
+	for i := range 40 {
+		assert.Equal(t, http.StatusUnauthorized, e.login(t, "", fmt.Sprintf("flood-%d@example.com", i), "x").status)
+	}
+	assert.LessOrEqual(t, e.lim.(*identity.MemoryLimiter).Len(), 16)
+}
+
+func TestRateLimitedError_RetryAfterSeconds(t *testing.T) {
+	for d, want := range map[time.Duration]int64{
+		0: 1, time.Millisecond: 1, time.Second: 1, 1001 * time.Millisecond: 2, 15 * time.Minute: 900,
+	} {
+		assert.Equal(t, want, (&identity.RateLimitedError{RetryAfter: d}).RetryAfterSeconds(), "%s", d)
+	}
+}
