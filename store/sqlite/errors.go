@@ -50,6 +50,12 @@ func conflict(op, why string) error {
 	return fmt.Errorf("sqlite: %s: %s: %w", op, why, store.ErrConflict)
 }
 
+// isBusy reports whether err is SQLite's SQLITE_BUSY (any extended code).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
 // isNoRows reports whether err is sql.ErrNoRows.
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 

@@ -40,7 +40,7 @@ func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) 
 	case f.Generation != 0:
 		return invalid(op, "generation is not 0")
 	}
-	err := s.inTx(ctx, func(t *wtx) error {
+	err := s.writeTx(ctx, func(t *wtx) error {
 		row, err := t.queryRow(userExistsSQL, f.UserID, f.ProjectID)
 		if err != nil {
 			return err
@@ -130,7 +130,7 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 	}
 	now := micros(p.Now)
 	var rot store.Rotation
-	err := s.inTx(ctx, func(t *wtx) error {
+	err := s.writeTx(ctx, func(t *wtx) error {
 		row, err := t.queryRow(getFamilySQL, familyID, projectID)
 		if err != nil {
 			return err

@@ -113,7 +113,7 @@ func (s *Store) RetireSigningKey(ctx context.Context, projectID, id string, at t
 	if at.IsZero() {
 		return invalid(op, "zero time")
 	}
-	err := s.inTx(ctx, func(t *wtx) error {
+	err := s.writeTx(ctx, func(t *wtx) error {
 		row, err := t.queryRow(signingKeyStateSQL, id, projectID)
 		if err != nil {
 			return err

@@ -62,6 +62,12 @@ type Store struct {
 	memory      bool
 	closeOnce   sync.Once
 	closeErr    error
+	group       committer
+	// txPrepares counts statements prepared inside a transaction because
+	// they were not warmed (tests check that hot paths never do).
+	txPrepares atomic.Int64
+	// groups counts transactions run for more than one caller.
+	groups atomic.Int64
 	// adds counts AddFailure calls, to prune expired throttle windows
 	// every so often.
 	adds atomic.Uint64
@@ -122,7 +128,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		w.SetConnMaxIdleTime(0)
 		// Connect the writer first: it switches the file to WAL, which the
 		// read-only connections cannot do.
-		if err := w.PingContext(ctx); err != nil {
+		if err := connect(ctx, w, busy); err != nil {
 			_ = w.Close()
 			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 		}
@@ -167,10 +173,14 @@ var (
 		activeSigningKeySQL, listContactsFirstSQL, listContactsAfterSQL, getFamilySQL, failuresSQL,
 	}
 	txQueries = []string{
-		contactTopSQL, setContactTopSQL, insertContactSQL, fullContactBatchSQL,
-		signingKeyStateSQL, activeKeyIDSQL, retireSigningKeySQL,
+		savepointSQL, releaseSQL, rollbackToSQL,
+		createProjectSQL,
+		createUserSQL, setPasswordSQL,
+		contactTopSQL, setContactTopSQL, insertContactSQL, fullContactBatchSQL, deleteContactSQL,
+		createAPIKeySQL, revokeAPIKeySQL, touchAPIKeySQL,
+		createSigningKeySQL, signingKeyStateSQL, activeKeyIDSQL, retireSigningKeySQL,
 		userExistsSQL, createFamilySQL, getFamilySQL, rotateFamilySQL, revokeFamilySQL,
-		addFailureSQL, touchAPIKeySQL,
+		addFailureSQL, clearFailuresSQL, pruneThrottleSQL,
 	}
 )
 
@@ -183,6 +193,27 @@ func (s *Store) warm(ctx context.Context) error {
 		return fmt.Errorf("sqlite: prepare statements: %w", err)
 	}
 	return nil
+}
+
+// connect opens db's first connection. Switching a new file to WAL needs an
+// exclusive lock and SQLite does not always wait for it with the busy
+// handler, so when several processes open a new file at once connect
+// retries on SQLITE_BUSY for up to the busy timeout.
+func connect(ctx context.Context, db *sql.DB, busy time.Duration) error {
+	deadline := time.Now().Add(busy)
+	wait := time.Millisecond
+	for {
+		err := db.PingContext(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
 }
 
 // pragmas returns the _pragma DSN parameters every connection runs.
@@ -213,6 +244,10 @@ func fileDSN(abs string, busy time.Duration, readOnly bool) string {
 		// The bulk contact path touches a large index; a 64 MiB page cache
 		// for the one writer connection keeps it in memory.
 		v.Add("_pragma", "cache_size(-65536)")
+		// Statement journals (kept for each multi-row INSERT so that a
+		// failing statement can be undone alone) stay in memory instead of
+		// temporary files: this halves the bulk path's system calls.
+		v.Add("_pragma", "temp_store(memory)")
 	}
 	return "file:" + escapePath(filepath.ToSlash(abs)) + "?" + v.Encode()
 }
@@ -331,22 +366,24 @@ func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows
 	return st.QueryContext(ctx, args...)
 }
 
-// exec runs a single-statement write, in its own transaction, on the write
-// connection.
+// exec runs a single-statement write in a (group) write transaction.
 func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	st, err := s.wstmts.get(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.ExecContext(ctx, args...)
+	var res sql.Result
+	err := s.writeTx(ctx, func(t *wtx) error {
+		var err error
+		res, err = t.exec(query, args...)
+		return err
+	})
+	return res, err
 }
 
 // wtx is a write transaction begun with BEGIN IMMEDIATE on the write
 // connection. Its methods use the statements prepared on that connection.
 type wtx struct {
-	ctx   context.Context
-	tx    *sql.Tx
-	cache *stmtCache
+	ctx      context.Context
+	tx       *sql.Tx
+	cache    *stmtCache
+	prepares *atomic.Int64
 }
 
 // stmt returns query's statement for use in the transaction: the pool's
@@ -357,6 +394,7 @@ func (t *wtx) stmt(query string) (*sql.Stmt, error) {
 	if st, ok := t.cache.lookup(query); ok {
 		return t.tx.StmtContext(t.ctx, st), nil
 	}
+	t.prepares.Add(1)
 	return t.tx.PrepareContext(t.ctx, query)
 }
 
@@ -383,7 +421,8 @@ type commitAnyway struct{ err error }
 func (c commitAnyway) Error() string { return c.err.Error() }
 func (c commitAnyway) Unwrap() error { return c.err }
 
-// inTx runs fn in a write transaction. It commits when fn returns nil or a
+// inTx runs fn in a write transaction of its own; most writes use writeTx,
+// which may share one. It commits when fn returns nil or a
 // commitAnyway error, and rolls back otherwise. It returns fn's error
 // (unwrapped from commitAnyway) or the commit's.
 func (s *Store) inTx(ctx context.Context, fn func(t *wtx) error) error {
@@ -391,7 +430,7 @@ func (s *Store) inTx(ctx context.Context, fn func(t *wtx) error) error {
 	if err != nil {
 		return err
 	}
-	ferr := fn(&wtx{ctx: ctx, tx: tx, cache: s.wstmts})
+	ferr := fn(&wtx{ctx: ctx, tx: tx, cache: s.wstmts, prepares: &s.txPrepares})
 	var keep commitAnyway
 	if ferr != nil && !errors.As(ferr, &keep) {
 		_ = tx.Rollback()

@@ -39,13 +39,16 @@ func (s *Store) AddFailure(ctx context.Context, key string, now time.Time, windo
 	if err := checkThrottle(op, key, window); err != nil {
 		return 0, time.Time{}, err
 	}
-	st, err := s.wstmts.get(ctx, addFailureSQL)
-	if err != nil {
-		return 0, time.Time{}, wrap(op, err)
-	}
 	var count int
 	var reset int64
-	if err := st.QueryRowContext(ctx, key, micros(now), window.Microseconds()).Scan(&count, &reset); err != nil {
+	err := s.writeTx(ctx, func(t *wtx) error {
+		row, err := t.queryRow(addFailureSQL, key, micros(now), window.Microseconds())
+		if err != nil {
+			return err
+		}
+		return row.Scan(&count, &reset)
+	})
+	if err != nil {
 		return 0, time.Time{}, wrap(op, err)
 	}
 	if s.adds.Add(1)%pruneEvery == 1 {
