@@ -1,0 +1,300 @@
+package console_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/keys/console"
+	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/sqlite"
+)
+
+// The fixture's projects and users.
+const (
+	project       = "acme"
+	otherProject  = "other"
+	adminEmail    = "admin@acme.test"
+	adminPassword = "correct horse battery staple"
+	devEmail      = "dev@acme.test"
+	devPassword   = "a developer's password"
+)
+
+// fixture is a Latchkey deployment on a real SQLite file, served by a real
+// HTTP server the way the example server serves it: project P at /p/P/...,
+// the default project also at the root.
+type fixture struct {
+	lk      *latchkey.Latchkey
+	st      *sqlite.Store
+	srv     *httptest.Server
+	console *console.Handler
+	clock   *clock
+	logs    *syncBuffer
+}
+
+type fixtureOptions struct {
+	// console is copied into the console's options (Logger and Now are
+	// set by the fixture).
+	console console.Options
+	// limiter throttles sign-ins; nil means the store limiter.
+	limiter identity.Limiter
+	// tls serves over HTTPS.
+	tls bool
+}
+
+func newFixture(t *testing.T, o *fixtureOptions) *fixture {
+	t.Helper()
+	if o == nil {
+		o = &fixtureOptions{}
+	}
+	ctx := context.Background()
+	f := &fixture{clock: newClock(), logs: &syncBuffer{}}
+	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server log:\n%s", f.logs.String())
+		}
+	})
+
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "latchkey.db"), nil)
+	require.NoError(t, err)
+	f.st = st
+	t.Cleanup(func() { _ = st.Close() })
+
+	master := make([]byte, 32)
+	_, _ = rand.Read(master)
+	copts := o.console
+	copts.Logger = logger
+	copts.Now = f.clock.Now
+	lk, err := latchkey.New(st, master, &latchkey.Options{
+		Logger:  logger,
+		Limiter: o.limiter,
+		Console: func(l *latchkey.Latchkey) http.Handler {
+			f.console = console.New(console.Deps{
+				Authenticator: l.Authenticator(),
+				APIKeys:       l.APIKeys(),
+				Keyring:       l.Keyring(),
+				SigningKeys:   l.Store(),
+				Users:         l.Store(),
+			}, &copts)
+			return f.console
+		},
+	})
+	require.NoError(t, err)
+	f.lk = lk
+
+	for _, p := range []string{project, otherProject} {
+		_, err := lk.CreateProject(ctx, p)
+		require.NoError(t, err)
+	}
+	for _, p := range []string{project, otherProject, store.DefaultProject} {
+		_, err := lk.CreateUser(ctx, p, adminEmail, adminPassword, []string{"ops", console.AdminTag})
+		require.NoError(t, err)
+	}
+	_, err = lk.CreateUser(ctx, project, devEmail, devPassword, []string{"dev"})
+	require.NoError(t, err)
+
+	if o.tls {
+		f.srv = httptest.NewTLSServer(lk.PathHandler(store.DefaultProject))
+	} else {
+		f.srv = httptest.NewServer(lk.PathHandler(store.DefaultProject))
+	}
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// consoleURL returns the console's URL for project p ("" means the default
+// project at the root).
+func (f *fixture) consoleURL(p string) string {
+	if p == "" {
+		return f.srv.URL + "/console/"
+	}
+	return f.srv.URL + "/p/" + p + "/console/"
+}
+
+// apiStatus calls GET /v1/contacts of project p with token and returns the
+// status.
+func (f *fixture) apiStatus(t *testing.T, p, token string) int {
+	t.Helper()
+	u := f.srv.URL + "/v1/contacts"
+	if p != "" {
+		u = f.srv.URL + "/p/" + p + "/v1/contacts"
+	}
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := f.srv.Client().Do(req)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// clock is a settable clock for the console's session expiry.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Now()} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// client is a browser-like HTTP client of one console: it keeps cookies and
+// does not follow redirects, so that tests see them.
+type client struct {
+	t    *testing.T
+	f    *fixture
+	hc   *http.Client
+	base string
+}
+
+func (f *fixture) newClient(t *testing.T, p string) *client {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	hc := *f.srv.Client()
+	hc.Jar = jar
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &client{t: t, f: f, hc: &hc, base: f.consoleURL(p)}
+}
+
+// response is a read response.
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (r response) cookie(name string) *http.Cookie {
+	for _, c := range (&http.Response{Header: r.header}).Cookies() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func (c *client) do(req *http.Request) response {
+	c.t.Helper()
+	resp, err := c.hc.Do(req)
+	require.NoError(c.t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(c.t, err)
+	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+}
+
+// get fetches page, relative to the console's directory.
+func (c *client) get(page string) response {
+	c.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, c.base+page, nil)
+	require.NoError(c.t, err)
+	return c.do(req)
+}
+
+// post submits form to page, adding headers.
+func (c *client) post(page string, form url.Values, headers ...string) response {
+	c.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, c.base+page, strings.NewReader(form.Encode()))
+	require.NoError(c.t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	return c.do(req)
+}
+
+var hiddenField = regexp.MustCompile(`name="([a-z_]+)" value="([^"]*)"`)
+
+// field returns the value of the hidden field name in body.
+func field(t *testing.T, body, name string) string {
+	t.Helper()
+	for _, m := range hiddenField.FindAllStringSubmatch(body, -1) {
+		if m[1] == name {
+			return m[2]
+		}
+	}
+	t.Fatalf("no field %q in page:\n%s", name, body)
+	return ""
+}
+
+// signIn signs in through the form and returns the answer to the POST.
+func (c *client) signIn(email, password string) response {
+	c.t.Helper()
+	page := c.get("signin")
+	require.Equal(c.t, http.StatusOK, page.status)
+	return c.post("signin", url.Values{
+		"signin_token": {field(c.t, page.body, "signin_token")},
+		"email":        {email},
+		"password":     {password},
+	})
+}
+
+// mustSignIn signs in as the admin and returns the session's form token.
+func (c *client) mustSignIn() string {
+	c.t.Helper()
+	r := c.signIn(adminEmail, adminPassword)
+	require.Equal(c.t, http.StatusSeeOther, r.status, r.body)
+	require.Equal(c.t, "keys", r.header.Get("Location"))
+	keys := c.get("keys")
+	require.Equal(c.t, http.StatusOK, keys.status)
+	return field(c.t, keys.body, "form_token")
+}
+
+var tokenArea = regexp.MustCompile(`(?s)<textarea id="api-token"[^>]*>([^<]+)</textarea>`)
+
+// createKey creates a key named name and returns its token, read from the
+// page.
+func (c *client) createKey(formToken, name string) (response, string) {
+	c.t.Helper()
+	r := c.post("keys", url.Values{"form_token": {formToken}, "name": {name}})
+	require.Equal(c.t, http.StatusOK, r.status, r.body)
+	m := tokenArea.FindStringSubmatch(r.body)
+	require.NotNil(c.t, m, "no token on the page:\n%s", r.body)
+	return r, strings.TrimSpace(m[1])
+}
