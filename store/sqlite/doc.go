@@ -31,6 +31,16 @@
 // connection and reads through a pool of [Options.MaxOpenConns] read-only
 // connections.
 //
+// # Group commit
+//
+// With synchronous=FULL each commit waits for the disk. Small writes of
+// concurrent callers (a refresh rotation, a new user, a throttle count) are
+// therefore committed together: one transaction, each caller's work in its
+// own savepoint, so one caller's error undoes only its own work, and one sync
+// for all. Every caller returns only after that commit, so a nil error still
+// means the write is durable. A lone caller runs in a transaction of its own.
+// The bulk path, CreateContacts, always runs alone.
+//
 // # Schema
 //
 // Migrations are numbered SQL files embedded in the binary

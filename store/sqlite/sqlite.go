@@ -59,7 +59,6 @@ type Store struct {
 	rstmts      *stmtCache
 	wstmts      *stmtCache
 	logger      *slog.Logger
-	memory      bool
 	closeOnce   sync.Once
 	closeErr    error
 	group       committer
@@ -108,7 +107,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		db.SetMaxIdleConns(1)
 		db.SetConnMaxLifetime(0)
 		db.SetConnMaxIdleTime(0)
-		s.read, s.write, s.memory = db, db, true
+		s.read, s.write = db, db
 		s.rstmts = newStmtCache(db)
 		s.wstmts = s.rstmts
 	} else {
@@ -219,7 +218,7 @@ func connect(ctx context.Context, db *sql.DB, busy time.Duration) error {
 // pragmas returns the _pragma DSN parameters every connection runs.
 func pragmas(busy time.Duration) url.Values {
 	v := url.Values{}
-	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
+	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(max(1, busy.Milliseconds()), 10)+")")
 	v.Add("_pragma", "foreign_keys(1)")
 	// Immediate: a write transaction takes the write lock when it begins,
 	// so two processes never deadlock upgrading read locks (SQLITE_BUSY);
@@ -248,6 +247,9 @@ func fileDSN(abs string, busy time.Duration, readOnly bool) string {
 		// failing statement can be undone alone) stay in memory instead of
 		// temporary files: this halves the bulk path's system calls.
 		v.Add("_pragma", "temp_store(memory)")
+		// After a checkpoint, a WAL grown large (a bulk insert) is cut back
+		// to 64 MiB instead of keeping its size on disk.
+		v.Add("_pragma", "journal_size_limit(67108864)")
 	}
 	return "file:" + escapePath(filepath.ToSlash(abs)) + "?" + v.Encode()
 }
