@@ -172,9 +172,9 @@ func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store
 	return wrap(op, err)
 }
 
-// multiInsertContactsSQL returns an INSERT of n contacts. The statements
-// for a full batch and for the last, shorter one are prepared once and
-// cached by their text.
+// multiInsertContactsSQL returns an INSERT of n contacts. The full batch's
+// statement is prepared at Open and reused; the last, shorter one of a call
+// is prepared in its transaction.
 func multiInsertContactsSQL(n int) string {
 	if n == contactBatch {
 		return fullContactBatchSQL

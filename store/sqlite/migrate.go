@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path"
 	"sort"
 	"strconv"
@@ -111,7 +112,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 			return fmt.Errorf("sqlite: migrate %s: %w", m.name, err)
 		}
 		if applied {
-			s.logger.InfoContext(ctx, "sqlite: applied migration", "migration", m.name)
+			// A file's schema changing is news to its operator; a fresh
+			// ":memory:" database (a test's) is migrated every time.
+			level := slog.LevelInfo
+			if s.read == s.write {
+				level = slog.LevelDebug
+			}
+			s.logger.Log(ctx, level, "sqlite: applied migration", "migration", m.name)
 		}
 	}
 	return s.warm(ctx)
