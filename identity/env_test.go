@@ -97,7 +97,11 @@ func newEnv(t testing.TB, cfg envConfig) *env {
 	if path == "" {
 		path = ":memory:"
 	}
-	st, err := sqlite.Open(ctx, path, nil)
+	logger := cfg.logger
+	if logger == nil {
+		logger = testLogger(t)
+	}
+	st, err := sqlite.Open(ctx, path, &sqlite.Options{Logger: logger})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 
@@ -116,10 +120,6 @@ func newEnv(t testing.TB, cfg envConfig) *env {
 		e.lim = cfg.limiter(st, e.clock.Now)
 	} else {
 		e.lim = identity.NewMemoryLimiter(&identity.LimiterOptions{Now: e.clock.Now})
-	}
-	logger := cfg.logger
-	if logger == nil {
-		logger = testLogger(t)
 	}
 	e.auth = identity.NewAuthenticator(st, e.hasher, e.lim, &identity.AuthOptions{Logger: logger})
 	opts := cfg.opts
@@ -145,6 +145,9 @@ func newEnv(t testing.TB, cfg envConfig) *env {
 	}
 	e.handler = identity.NewHandler(st, refresh, e.auth, e.kr, e.masterKey, &opts)
 	e.srv = httptest.NewServer(withTenant(e.handler))
+	// A request that should answer at once but waits for a hashing slot
+	// fails the test instead of hanging it.
+	e.srv.Client().Timeout = 30 * time.Second
 	t.Cleanup(e.srv.Close)
 	return e
 }

@@ -190,6 +190,13 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 		return authError(err)
 	}
 
+	// The access token is minted while the family is written: the two are
+	// independent, and a login's latency is its hash plus these.
+	minted := make(chan mintResult, 1)
+	go func() {
+		tok, _, err := h.minter.MintLoginToken(ctx, projectID, u)
+		minted <- mintResult{tok, err}
+	}()
 	now := h.now()
 	fam := store.RefreshFamily{
 		ID:         newFamilyID(),
@@ -200,10 +207,20 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 		ExpiresAt:  now.Add(h.ttl),
 		CreatedAt:  now,
 	}
-	if err := h.refresh.CreateRefreshFamily(ctx, fam); err != nil {
-		return fmt.Errorf("identity: creating refresh family: %w", err)
+	ferr := h.refresh.CreateRefreshFamily(ctx, fam)
+	m := <-minted
+	switch {
+	case ferr != nil:
+		return fmt.Errorf("identity: creating refresh family: %w", ferr)
+	case m.err != nil:
+		return fmt.Errorf("identity: minting access token: %w", m.err)
 	}
-	return h.writeTokens(w, r, projectID, u, h.codec.token(projectID, fam.ID, 0))
+	return writeTokens(w, u, m.token, h.codec.token(projectID, fam.ID, 0))
+}
+
+type mintResult struct {
+	token string
+	err   error
 }
 
 // authError maps an Authenticate error to the API error.
@@ -257,22 +274,27 @@ func (h *Handler) refreshToken(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return fmt.Errorf("identity: loading user: %w", err)
 	}
-	return h.writeTokens(w, r, projectID, u, h.codec.token(projectID, familyID, rot.Family.Generation))
+	return h.mintAndWrite(w, r, projectID, u, h.codec.token(projectID, familyID, rot.Family.Generation))
 }
 
 func errInvalidRefresh(cause error) error {
 	return httpapi.New(httpapi.CodeInvalidRefreshToken, "The refresh token is invalid, expired or revoked.").WithCause(cause)
 }
 
-// writeTokens mints u's access token and writes the token set. expires_in
-// is the token's lifetime, AccessTokenLifetime, as OAuth 2.0 (RFC 6749)
-// defines it; it is not recomputed from the minter's expiry, which is
-// whole seconds and would make it jitter by one.
-func (h *Handler) writeTokens(w http.ResponseWriter, r *http.Request, projectID string, u store.User, refreshToken string) error {
+// mintAndWrite mints u's access token and writes the token set.
+func (h *Handler) mintAndWrite(w http.ResponseWriter, r *http.Request, projectID string, u store.User, refreshToken string) error {
 	access, _, err := h.minter.MintLoginToken(r.Context(), projectID, u)
 	if err != nil {
 		return fmt.Errorf("identity: minting access token: %w", err)
 	}
+	return writeTokens(w, u, access, refreshToken)
+}
+
+// writeTokens writes the token set. expires_in is the access token's
+// lifetime, AccessTokenLifetime, as OAuth 2.0 (RFC 6749) defines it; it is
+// not recomputed from the minter's expiry, which is in whole seconds and
+// would make it jitter by one.
+func writeTokens(w http.ResponseWriter, u store.User, access, refreshToken string) error {
 	tags := u.Tags
 	if tags == nil {
 		tags = []string{}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -310,4 +311,34 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+func TestLogin_UnknownEmailCostsOneHash(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	e.createUser(t, "default", "alice@example.com", "correct horse", "")
+
+	// With every hashing slot taken, a login that hashes cannot answer;
+	// an unknown email waits exactly like a wrong password.
+	release, err := e.hasher.HoldSlots(context.Background())
+	require.NoError(t, err)
+	for _, email := range []string{"alice@example.com", "nobody@example.com"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.srv.URL+"/v1/identity/login",
+			strings.NewReader(`{"email":"`+email+`","password":"wrong horse"}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := e.srv.Client().Do(req)
+		if err == nil {
+			res.Body.Close()
+		}
+		cancel()
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "%s answered without hashing", email)
+	}
+	release()
+
+	// A bad body is refused without hashing.
+	release, err = e.hasher.HoldSlots(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadRequest, e.do(t, http.MethodPost, "/v1/identity/login", "application/json", []byte(`{"email":"x@y.z"}`)).status)
+	release()
 }
