@@ -96,8 +96,12 @@ func BenchmarkLogin_EnumerationRatio(b *testing.B) {
 	e := benchEnv(b)
 	e.createUser(b, "default", "alice@example.com", "correct horse", "")
 	var wrong, unknown durations
-	runWrong := func() { wrong.time(func() { e.loginOnce(b, "alice@example.com", "wrong horse", http.StatusUnauthorized) }) }
-	runUnknown := func() { unknown.time(func() { e.loginOnce(b, "nobody@example.com", "wrong horse", http.StatusUnauthorized) }) }
+	runWrong := func() {
+		wrong.time(func() { e.loginOnce(b, "alice@example.com", "wrong horse", http.StatusUnauthorized) })
+	}
+	runUnknown := func() {
+		unknown.time(func() { e.loginOnce(b, "nobody@example.com", "wrong horse", http.StatusUnauthorized) })
+	}
 	b.ResetTimer()
 	for b.Loop() {
 		if rand.N(2) == 0 {
