@@ -114,7 +114,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 
 	u, err := a.users.GetUserByEmail(ctx, projectID, email)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid):
+		// ErrInvalid: an email the store refuses to look up (empty) is
+		// an unknown email too.
 		if _, _, err := a.hasher.Verify(ctx, a.dummy, password); err != nil {
 			return store.User{}, err
 		}

@@ -45,7 +45,8 @@ type Options struct {
 	// may be presented again and get the same successor (two tabs
 	// refreshing at once, a retry after a lost response). Later, it is a
 	// replay and its family is revoked. Zero means DefaultReuseWindow; to
-	// make every reuse a replay, set NoReuseWindow.
+	// make every reuse a replay, set NoReuseWindow (a negative value does
+	// the same).
 	ReuseWindow time.Duration
 	// NoReuseWindow makes every reuse of a refresh token a replay,
 	// whatever ReuseWindow says.

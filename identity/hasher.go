@@ -35,10 +35,12 @@ const (
 // gigabytes or run for minutes.
 const (
 	// MaxArgonMemory is the largest argon2id memory cost accepted, in KiB
-	// (256 MiB).
-	MaxArgonMemory = 256 << 10
+	// (64 MiB, RFC 9106's second recommended option): with
+	// HasherOptions.MaxConcurrent at most 8 by default, verifications never
+	// hold more than 512 MiB even if every stored hash asked for the most.
+	MaxArgonMemory = 64 << 10
 	// MaxArgonTime is the largest argon2id pass count accepted.
-	MaxArgonTime = 16
+	MaxArgonTime = 10
 	// MaxArgonThreads is the largest argon2id parallelism accepted.
 	MaxArgonThreads = 16
 	// MaxBcryptCost is the largest bcrypt cost accepted (about one second

@@ -342,3 +342,11 @@ func TestLogin_UnknownEmailCostsOneHash(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, e.do(t, http.MethodPost, "/v1/identity/login", "application/json", []byte(`{"email":"x@y.z"}`)).status)
 	release()
 }
+
+func TestAuthenticate_EmptyEmailIsInvalidCredentials(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	_, err := e.auth.Authenticate(context.Background(), "default", "", "pw", "")
+	assert.ErrorIs(t, err, identity.ErrInvalidCredentials)
+	_, err = e.auth.Authenticate(context.Background(), "default", "   ", "pw", "192.0.2.1")
+	assert.ErrorIs(t, err, identity.ErrInvalidCredentials)
+}
