@@ -663,8 +663,16 @@ func TestE2E_demoWalkthroughAsPasted(t *testing.T) {
 	s := startServer(t, dir, "-demo")
 	// The lines printed to try, as a user pastes them, with the built
 	// binary in place of "go run ./examples/server".
-	text := s.stderr.String()
-	i := strings.Index(text, "    B=http")
+	// stderr reaches the test through a pipe: wait for the banner.
+	var text string
+	i := -1
+	for deadline := time.Now().Add(10 * time.Second); i < 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		text = s.stderr.String()
+		i = strings.Index(text, "# 401 invalid_token from now on")
+		if i >= 0 {
+			i = strings.Index(text, "    B=http")
+		}
+	}
 	require.GreaterOrEqual(t, i, 0, text)
 	var script []string
 	for _, line := range strings.Split(text[i:], "\n") {

@@ -33,7 +33,14 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewJSONHandler(env.stderr, nil))
+	// Logs and the demo's banner share one buffered sink, flushed every
+	// 100 ms and on the way out, so they stay in order.
+	sink := newLogSink(env.stderr)
+	defer sink.Close()
+	buffered := *env
+	buffered.stderr = sink
+	env = &buffered
+	logger := slog.New(slog.NewJSONHandler(sink, nil))
 	inst, err := sf.open(ctx, env, logger, nil)
 	if err != nil {
 		return err
@@ -61,6 +68,7 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	_ = sink.Flush() // the demo's banner, before the listening line
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	if err := env.out.print(map[string]any{"event": "listening", "addr": ln.Addr().String(), "base_url": baseURL}); err != nil {
