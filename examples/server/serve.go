@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
@@ -41,6 +42,7 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	buffered.stderr = sink
 	env = &buffered
 	logger := slog.New(slog.NewJSONHandler(sink, nil))
+	tuneGC(env)
 	inst, err := sf.open(ctx, env, logger, nil)
 	if err != nil {
 		return err
@@ -92,6 +94,27 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// Garbage collector settings of the server, used unless GOGC or GOMEMLIMIT
+// is set in the environment. The server's live heap is about 1 MiB and every
+// request allocates, so under load the default GOGC=100 collects about a
+// hundred times a second (5 % of the CPU in the load benchmark); 400
+// collects a sixth as often (1 %). The soft memory limit keeps the heap
+// bounded whatever the load.
+const (
+	serverGCPercent   = 400
+	serverMemoryLimit = 64 << 20
+)
+
+// tuneGC applies the server's garbage collector settings.
+func tuneGC(env *env) {
+	if env.getenv("GOGC") == "" {
+		debug.SetGCPercent(serverGCPercent)
+	}
+	if env.getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(serverMemoryLimit)
+	}
 }
 
 // displayAddr is addr as a client would dial it: an unspecified host
