@@ -15,7 +15,8 @@
 //     a bare net/http handler in this process that writes the same bytes
 //     and headers as page 1; GET /v1/contacts?limit=25 with the API key;
 //     and the page after the marker, 1,000,001 contacts deep, by cursor;
-//     sampling the server's RSS every 50 ms;
+//     sampling the server's RSS every 50 ms and measuring the CPU time
+//     each request costs the server (the bare handler: this process);
 //  4. prints the figures and the ratios against the targets: page 1 at
 //     least 30 % of the bare handler's requests per second, the deep page at
 //     least 0.9x page 1, seeding at most 30 s, ready at most 300 ms, RSS
@@ -161,28 +162,35 @@ func run(c config) error {
 
 	rss := &rssSampler{pid: srv.Process.Pid}
 	fmt.Printf("wrk -t%d -c%d -d%s on each of: bare handler, page 1, deep page\n", c.threads, c.conns, c.duration)
+	self := os.Getpid()
+	cpu0 := cpuTime(self)
 	bareRPS, bareLat, err := runWrk(c, "http://"+bare.Addr().String()+"/v1/contacts?limit=25", "")
 	if err != nil {
 		return err
 	}
+	bareCPU := perRequest(cpuTime(self)-cpu0, bareRPS, c.duration)
 	stopRSS := rss.start()
+	cpu0 = cpuTime(srv.Process.Pid)
 	p1RPS, p1Lat, err := runWrk(c, page1URL, token)
 	if err != nil {
 		stopRSS()
 		return err
 	}
+	p1CPU := perRequest(cpuTime(srv.Process.Pid)-cpu0, p1RPS, c.duration)
+	cpu0 = cpuTime(srv.Process.Pid)
 	deepRPS, deepLat, err := runWrk(c, deepURL, token)
 	stopRSS()
 	if err != nil {
 		return err
 	}
+	deepCPU := perRequest(cpuTime(srv.Process.Pid)-cpu0, deepRPS, c.duration)
 	hwm := readStatusKB(srv.Process.Pid, "VmHWM")
 
 	fmt.Println()
-	fmt.Printf("%-34s %12s %12s\n", "", "req/s", "avg latency")
-	fmt.Printf("%-34s %12.0f %12s\n", "bare net/http, same bytes", bareRPS, bareLat)
-	fmt.Printf("%-34s %12.0f %12s\n", "GET /v1/contacts?limit=25", p1RPS, p1Lat)
-	fmt.Printf("%-34s %12.0f %12s\n", "same, after 1,000,001 contacts", deepRPS, deepLat)
+	fmt.Printf("%-34s %10s %12s %16s\n", "", "req/s", "avg latency", "server CPU/req")
+	fmt.Printf("%-34s %10.0f %12s %16s\n", "bare net/http, same bytes", bareRPS, bareLat, bareCPU)
+	fmt.Printf("%-34s %10.0f %12s %16s\n", "GET /v1/contacts?limit=25", p1RPS, p1Lat, p1CPU)
+	fmt.Printf("%-34s %10.0f %12s %16s\n", "same, after 1,000,001 contacts", deepRPS, deepLat, deepCPU)
 	fmt.Println()
 	check := func(name string, ok bool, got, target string) {
 		mark := "ok  "
@@ -365,6 +373,37 @@ func (s *rssSampler) max() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.hi
+}
+
+// cpuTime returns the user plus system CPU time a process has used so far,
+// from /proc/PID/stat.
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	const ticksPerSecond = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / ticksPerSecond
+}
+
+// perRequest formats the CPU time spent per request of a run.
+func perRequest(cpu time.Duration, rps float64, d time.Duration) string {
+	n := rps * d.Seconds()
+	if n <= 0 || cpu <= 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.0f µs", float64(cpu.Microseconds())/n)
 }
 
 // readStatusKB reads a "Name:   1234 kB" field of /proc/PID/status.
