@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
 	"github.com/latchkey-dev/latchkey/tenant"
@@ -370,6 +371,12 @@ func TestAdmin(t *testing.T) {
 	require.NoError(t, lk.SeedContacts(ctx, "acme", latchkey.SeedBatch+5, func(done int) { progress = append(progress, done) }))
 	assert.Equal(t, []int{latchkey.SeedBatch, latchkey.SeedBatch + 5}, progress)
 	assert.ErrorIs(t, lk.SeedContacts(ctx, "nope", 3, nil), store.ErrNotFound)
+	page, err := st.ListContacts(ctx, "acme", paginate.Request{Limit: paginate.MaxLimit})
+	require.NoError(t, err)
+	for _, c := range page.Items {
+		assert.Regexp(t, `^ct_[0-9a-v]{26}$`, c.ID, "seeded ids have store.NewID's shape")
+		assert.NotEmpty(t, c.Name)
+	}
 
 	_, _, err = lk.CreateAPIKey(ctx, "nope", "k")
 	assert.ErrorIs(t, err, store.ErrNotFound)
