@@ -12,6 +12,7 @@ import (
 	"github.com/latchkey-dev/latchkey/contacts"
 	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/keys"
+	"github.com/latchkey-dev/latchkey/keys/console"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
@@ -47,12 +48,19 @@ type Options struct {
 	// window, client address). Nil means defaults.
 	Identity *identity.Options
 
-	// Console, if set, is called once by [New] with the assembled Latchkey
-	// and returns the handler of the web console, served for the resolved
-	// project at {base_url}/console/ (the project is in the request's
-	// context, read with tenant.FromContext; paths it sees start with
-	// /console/). Nil serves no console: /console/ is 404.
+	// ConsoleOptions tunes the web console (sessions, cookies, client
+	// address). Nil means defaults; its Logger and Now default to the ones
+	// above, and its ClientAddr to Identity.ClientAddr, so that login and
+	// console sign-in throttle by the same address.
+	ConsoleOptions *console.Options
+	// Console, if set, replaces the web console: it is called once by [New]
+	// with the assembled Latchkey and returns the handler served for the
+	// resolved project at {base_url}/console/ (the project is in the
+	// request's context, read with tenant.FromContext; paths it sees start
+	// with /console/). Nil serves the console of package keys/console.
 	Console func(l *Latchkey) http.Handler
+	// NoConsole serves no console at all: /console/ is 404.
+	NoConsole bool
 }
 
 // Latchkey is the assembled service: the /v1 API, the key set, and the
@@ -148,11 +156,15 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	}
 	ident := identity.NewHandler(st, st, l.auth, kr, masterKey, &ido)
 
-	var console http.Handler
-	if o.Console != nil {
-		console = o.Console(l)
+	var consoleHandler http.Handler
+	switch {
+	case o.NoConsole:
+	case o.Console != nil:
+		consoleHandler = o.Console(l)
+	default:
+		consoleHandler = l.defaultConsole(o.ConsoleOptions, ido.ClientAddr)
 	}
-	l.mux = newMux(ident, kr.JWKSHandler(), l.verifier.Middleware(contacts.NewHandler(st, &contacts.Options{Logger: o.Logger})), console)
+	l.mux = newMux(ident, kr.JWKSHandler(), l.verifier.Middleware(contacts.NewHandler(st, &contacts.Options{Logger: o.Logger})), consoleHandler)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -160,6 +172,30 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// defaultConsole returns the web console of package keys/console on l's
+// parts: the same authenticator (password check, enumeration defence and
+// throttling) as login, the API keys, the keyring and the store.
+func (l *Latchkey) defaultConsole(opts *console.Options, clientAddr func(*http.Request) string) http.Handler {
+	co := console.Options{}
+	if opts != nil {
+		co = *opts
+	}
+	if co.Logger == nil {
+		co.Logger = l.logger
+	}
+	co.Now = orNow(co.Now, l.now)
+	if co.ClientAddr == nil {
+		co.ClientAddr = clientAddr
+	}
+	return console.New(console.Deps{
+		Authenticator: l.auth,
+		APIKeys:       l.apiKeys,
+		Keyring:       l.keyring,
+		SigningKeys:   l.st,
+		Users:         l.st,
+	}, &co)
 }
 
 // orNow returns f, or def when f is nil.

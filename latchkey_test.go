@@ -170,7 +170,7 @@ func TestHandler_routes(t *testing.T) {
 	c.problem("GET", "/v1/contacts?cursor=x", access, http.StatusBadRequest, "invalid_cursor")
 
 	for _, p := range []string{"/", "/v1", "/v1/", "/v1/nope", "/v1/contacts/", "/v1/contacts/x", "/v2/contacts",
-		"/.well-known/", "/console/", "/console", "/v1//contacts", "/v1/./contacts", "/x/../v1/contacts", "/healthz"} {
+		"/.well-known/", "/v1//contacts", "/v1/./contacts", "/x/../v1/contacts", "/healthz"} {
 		c.problem("GET", p, access, http.StatusNotFound, "not_found")
 	}
 	cases := map[string]string{
@@ -380,4 +380,21 @@ func TestAdmin(t *testing.T) {
 
 	_, _, err = lk.CreateAPIKey(ctx, "nope", "k")
 	assert.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func TestOptions_defaultConsole(t *testing.T) {
+	st := openStore(t)
+	c := client{t: t, h: newLatchkey(t, st, nil).PathHandler(store.DefaultProject)}
+	code, h, body := c.do("GET", "/console/signin", "", "")
+	assert.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, h.Get("Content-Security-Policy"), "frame-ancestors 'none'")
+	assert.Contains(t, body, "<form")
+	code, _, _ = c.do("GET", "/p/default/console/signin", "", "")
+	assert.Equal(t, http.StatusOK, code)
+}
+
+func TestOptions_noConsole(t *testing.T) {
+	st := openStore(t)
+	c := client{t: t, h: newLatchkey(t, st, &latchkey.Options{NoConsole: true}).PathHandler(store.DefaultProject)}
+	c.problem("GET", "/console/signin", "", http.StatusNotFound, "not_found")
 }

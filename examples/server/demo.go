@@ -31,7 +31,8 @@ func seedDemo(ctx context.Context, env *env, lk *latchkey.Latchkey, sf *storeFla
 			return err
 		}
 		fmt.Fprintf(env.stderr, "\nDemo data already present: user %s in project %s; its password was printed when it was created.\n"+
-			"Set PASSWORD to it before pasting the lines below.\n\n%s\n", demoEmail, project, curlLines(baseURL, sf, `$PASSWORD`))
+			"The web console: %s/console/\n"+
+			"Set PASSWORD to it before pasting the lines below.\n\n%s\n", demoEmail, project, baseURL, curlLines(baseURL, sf, `$PASSWORD`))
 		return nil
 	case !errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("demo: %w", err)
@@ -50,8 +51,8 @@ func seedDemo(ctx context.Context, env *env, lk *latchkey.Latchkey, sf *storeFla
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stderr, "\nDemo data seeded in project %s: %d contacts and the admin user\n\n    email:    %s\n    password: %s   (shown once)\n\nTry it (paste into a POSIX shell):\n\n%s\n",
-		project, demoContacts, demoEmail, password, curlLines(baseURL, sf, password))
+	fmt.Fprintf(env.stderr, "\nDemo data seeded in project %s: %d contacts and the admin user\n\n    email:    %s\n    password: %s   (shown once)\n\nThe web console (API keys, signing keys): %s/console/ (sign in with the user above)\n\nTry the API (paste into a POSIX shell):\n\n%s\n",
+		project, demoContacts, demoEmail, password, baseURL, curlLines(baseURL, sf, password))
 	return nil
 }
 

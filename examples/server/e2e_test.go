@@ -657,6 +657,9 @@ func TestE2E_demo(t *testing.T) {
 
 func TestE2E_demoWalkthroughAsPasted(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("curl is missing: CI must run the demo walkthrough (apt-get install curl)")
+		}
 		t.Skip("curl not installed")
 	}
 	dir := t.TempDir()
@@ -737,4 +740,22 @@ func TestE2E_postgresTwoInstances(t *testing.T) {
 	ok(t, dir, "", "key revoke", "-db", db, "-project", "shared", key["id"].(string))
 	s1.problem("GET", "/p/shared/v1/contacts", token, http.StatusUnauthorized, "invalid_token")
 	s2.problem("GET", "/p/shared/v1/contacts", token, http.StatusUnauthorized, "invalid_token")
+}
+
+// TestE2E_console checks that the example server serves the web console for
+// the default project at /console/ and for project P at /p/P/console/ (the
+// browser tests in keys/console drive it through the same routing).
+func TestE2E_console(t *testing.T) {
+	dir := t.TempDir()
+	ok(t, dir, "", "project create", "acme")
+	s := startServer(t, dir)
+	for _, base := range []string{"", "/p/acme"} {
+		r := s.do("GET", base+"/console/signin", "", "")
+		require.Equal(t, http.StatusOK, r.status, "GET %s/console/signin: %s", base, r.body)
+		assert.Contains(t, string(r.body), `type="password"`)
+		assert.Contains(t, r.header.Get("Content-Security-Policy"), "frame-ancestors 'none'")
+		assert.Equal(t, "DENY", r.header.Get("X-Frame-Options"))
+	}
+	r := s.do("GET", "/p/nope/console/signin", "", "")
+	assert.Equal(t, http.StatusNotFound, r.status, "an unknown project has no console")
 }

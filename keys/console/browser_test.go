@@ -26,7 +26,7 @@ import (
 // missing, unless CI or LATCHKEY_CHROMIUM is set: then they fail.
 //
 // Screenshots of the pages are written to the test's temporary directory
-// and copied to $LATCHKEY_CONSOLE_SHOTS (default: $TMPDIR/console-shots).
+// and copied to $LATCHKEY_CONSOLE_SHOTS when it is set.
 
 const actionTimeout = 30 * time.Second
 
@@ -188,22 +188,20 @@ func (b *browser) noConsoleErrors() {
 	}
 }
 
-// screenshot saves a full-page PNG of the current page at width, in the
-// test's temporary directory and in the shots directory.
+// screenshot saves a full-page PNG of the current page at width in the
+// test's temporary directory and, when LATCHKEY_CONSOLE_SHOTS names a
+// directory, there too, for a person to look at after the run.
 func (b *browser) screenshot(dir, name string, width int64) {
 	b.t.Helper()
 	b.do(chromedp.EmulateViewport(width, 900))
 	png := run(b, chromedp.FullScreenshot(100))
 	file := fmt.Sprintf("%s-%d.png", name, width)
 	require.NoError(b.t, os.WriteFile(filepath.Join(dir, file), png, 0o644))
-	shots := os.Getenv("LATCHKEY_CONSOLE_SHOTS")
-	if shots == "" {
-		shots = filepath.Join(os.TempDir(), "console-shots")
+	b.t.Logf("screenshot %s", filepath.Join(dir, file))
+	if shots := os.Getenv("LATCHKEY_CONSOLE_SHOTS"); shots != "" {
+		require.NoError(b.t, os.MkdirAll(shots, 0o755))
+		require.NoError(b.t, os.WriteFile(filepath.Join(shots, file), png, 0o644))
 	}
-	if err := os.MkdirAll(shots, 0o755); err == nil {
-		_ = os.WriteFile(filepath.Join(shots, file), png, 0o644)
-	}
-	b.t.Logf("screenshot %s (also in %s)", filepath.Join(dir, file), shots)
 	b.do(chromedp.EmulateViewport(1280, 900))
 }
 

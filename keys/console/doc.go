@@ -72,17 +72,18 @@
 //
 // # Usage
 //
-// With the root package latchkey:
+// The root package latchkey serves the console at {base_url}/console/ by
+// default, on the same authenticator, API keys, keyring and store as the
+// API; latchkey.Options.ConsoleOptions tunes it and NoConsole turns it off.
 //
-//	lk, err := latchkey.New(st, masterKey, &latchkey.Options{
-//		Console: func(l *latchkey.Latchkey) http.Handler {
-//			return console.New(console.Deps{
-//				Authenticator: l.Authenticator(),
-//				APIKeys:       l.APIKeys(),
-//				Keyring:       l.Keyring(),
-//				SigningKeys:   l.Store(),
-//				Users:         l.Store(),
-//			}, &console.Options{Logger: l.Logger()})
-//		},
-//	})
+// A host that assembles the parts itself builds it with [New] and serves it
+// for a project put in the request's context with tenant.NewContext:
+//
+//	h := console.New(console.Deps{
+//		Authenticator: auth,    // *identity.Authenticator
+//		APIKeys:       apiKeys, // *keys.APIKeys
+//		Keyring:       keyring, // *keys.Keyring
+//		SigningKeys:   st,      // any store.SigningKeyStore
+//		Users:         st,      // any store.UserStore
+//	}, nil)
 package console

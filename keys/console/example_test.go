@@ -4,6 +4,7 @@ import (
 	"context"
 	"log"
 	"net/http"
+	"time"
 
 	"github.com/latchkey-dev/latchkey"
 	"github.com/latchkey-dev/latchkey/keys/console"
@@ -11,8 +12,8 @@ import (
 	"github.com/latchkey-dev/latchkey/store/sqlite"
 )
 
-// The root package latchkey serves the console at {base_url}/console/ when
-// its Options.Console builds one.
+// The root package latchkey serves the console at {base_url}/console/;
+// Options.ConsoleOptions tunes it.
 func Example() {
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, "latchkey.db", nil)
@@ -23,15 +24,7 @@ func Example() {
 	masterKey := make([]byte, 32) // load it from a secret store in real use
 
 	lk, err := latchkey.New(st, masterKey, &latchkey.Options{
-		Console: func(l *latchkey.Latchkey) http.Handler {
-			return console.New(console.Deps{
-				Authenticator: l.Authenticator(),
-				APIKeys:       l.APIKeys(),
-				Keyring:       l.Keyring(),
-				SigningKeys:   l.Store(),
-				Users:         l.Store(),
-			}, &console.Options{Logger: l.Logger()})
-		},
+		ConsoleOptions: &console.Options{IdleTimeout: 15 * time.Minute},
 	})
 	if err != nil {
 		log.Fatal(err)
