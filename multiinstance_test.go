@@ -1,0 +1,200 @@
+package latchkey_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/store/postgres"
+	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
+)
+
+// clock is a settable time shared by two instances, so that a test can step
+// past the refresh reuse window without sleeping.
+type clock struct{ ns atomic.Int64 }
+
+func newClock() *clock               { c := &clock{}; c.ns.Store(time.Now().UnixNano()); return c }
+func (c *clock) Now() time.Time      { return time.Unix(0, c.ns.Load()) }
+func (c *clock) Add(d time.Duration) { c.ns.Add(int64(d)) }
+
+// instance is one full Latchkey deployment: its own PostgreSQL pool, its own
+// handler stack and caches, served over real HTTP.
+type instance struct {
+	lk  *latchkey.Latchkey
+	url string
+}
+
+func startInstance(t *testing.T, dbURL string, now func() time.Time) instance {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), dbURL, &postgres.Options{Logger: testLogger(t), MaxConns: 8})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	lk := newLatchkey(t, st, &latchkey.Options{Now: now})
+	srv := httptest.NewServer(lk.PathHandler("default"))
+	t.Cleanup(srv.Close)
+	return instance{lk: lk, url: srv.URL + "/p/shared"}
+}
+
+// call sends one request over HTTP and returns the status and the body.
+func (in instance) call(t *testing.T, method, path, token, body string) (int, string) {
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, in.url+path, r)
+	if err != nil {
+		return 0, err.Error()
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+type tokenSet struct {
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token"`
+}
+
+func codeOf(body string) string {
+	var p struct {
+		Code string `json:"code"`
+	}
+	_ = json.Unmarshal([]byte(body), &p)
+	return p.Code
+}
+
+// TestMultiInstance runs two instances on one PostgreSQL database and checks
+// that every rule holds across them: revocation, the refresh race, replay
+// detection and login throttling.
+func TestMultiInstance(t *testing.T) {
+	dbURL := pgtest.NewDatabase(t)
+	clk := newClock()
+	a := startInstance(t, dbURL, clk.Now)
+	b := startInstance(t, dbURL, clk.Now)
+	ctx := t.Context()
+	_, err := a.lk.CreateProject(ctx, "shared")
+	require.NoError(t, err)
+	_, err = b.lk.CreateUser(ctx, "shared", "ada@example.com", "pw-ada", nil)
+	require.NoError(t, err)
+	_, err = a.lk.CreateContact(ctx, "shared", "Grace")
+	require.NoError(t, err)
+
+	t.Run("RevokeThroughOneRefusedByOther", func(t *testing.T) {
+		key, token, err := a.lk.CreateAPIKey(ctx, "shared", "backend")
+		require.NoError(t, err)
+		for _, in := range []instance{a, b} {
+			st, body := in.call(t, "GET", "/v1/contacts", token, "")
+			require.Equal(t, http.StatusOK, st, body) // both have now cached the token
+		}
+		require.NoError(t, a.lk.RevokeAPIKey(ctx, "shared", key.ID))
+		st, body := b.call(t, "GET", "/v1/contacts", token, "")
+		assert.Equal(t, http.StatusUnauthorized, st, body)
+		assert.Equal(t, "invalid_token", codeOf(body))
+		st, _ = a.call(t, "GET", "/v1/contacts", token, "")
+		assert.Equal(t, http.StatusUnauthorized, st)
+	})
+
+	login := func(t *testing.T, in instance) tokenSet {
+		t.Helper()
+		st, body := in.call(t, "POST", "/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-ada"}`)
+		require.Equal(t, http.StatusOK, st, body)
+		var ts tokenSet
+		require.NoError(t, json.Unmarshal([]byte(body), &ts))
+		return ts
+	}
+	refresh := func(in instance, rt string) (int, tokenSet, string) {
+		st, body := in.call(t, "POST", "/v1/identity/refresh", "", `{"refresh_token":"`+rt+`"}`)
+		var ts tokenSet
+		_ = json.Unmarshal([]byte(body), &ts)
+		return st, ts, body
+	}
+
+	t.Run("RefreshRaceSplitAcrossInstances", func(t *testing.T) {
+		first := login(t, a)
+		const n = 20
+		var wg sync.WaitGroup
+		results := make([]tokenSet, n)
+		statuses := make([]int, n)
+		start := make(chan struct{})
+		for i := range n {
+			in := a
+			if i%2 == 1 {
+				in = b
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				statuses[i], results[i], _ = refresh(in, first.RefreshToken)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		successors := map[string]int{}
+		for i := range n {
+			require.Equal(t, http.StatusOK, statuses[i], "refresh %d", i)
+			successors[results[i].RefreshToken]++
+			st, body := b.call(t, "GET", "/v1/contacts", results[i].AccessToken, "")
+			require.Equal(t, http.StatusOK, st, "access token of refresh %d: %s", i, body)
+		}
+		require.Len(t, successors, 1, "20 concurrent refreshes of one token must share one successor: %v", successors)
+		for s := range successors {
+			require.NotEqual(t, first.RefreshToken, s)
+			st, _, body := refresh(a, s)
+			require.Equal(t, http.StatusOK, st, "the successor works: %s", body)
+		}
+	})
+
+	t.Run("ReplayOnOtherInstanceRevokesFamily", func(t *testing.T) {
+		first := login(t, a)
+		st, next, body := refresh(a, first.RefreshToken)
+		require.Equal(t, http.StatusOK, st, body)
+		clk.Add(11 * time.Second) // past the 10 s reuse window
+		st, _, body = refresh(b, first.RefreshToken)
+		require.Equal(t, http.StatusUnauthorized, st, body)
+		assert.Equal(t, "invalid_refresh_token", codeOf(body))
+		st, _, body = refresh(a, next.RefreshToken)
+		assert.Equal(t, http.StatusUnauthorized, st, "the family is revoked everywhere: %s", body)
+		assert.Equal(t, "invalid_refresh_token", codeOf(body))
+	})
+
+	t.Run("ThrottlingCountedAcrossInstances", func(t *testing.T) {
+		// The default account limit is 10 failures per window: five
+		// through each instance reach it together.
+		wrong := `{"email":"ada@example.com","password":"wrong"}`
+		for i := range 10 {
+			in := a
+			if i%2 == 1 {
+				in = b
+			}
+			st, body := in.call(t, "POST", "/v1/identity/login", "", wrong)
+			require.Equal(t, http.StatusUnauthorized, st, "attempt %d: %s", i+1, body)
+		}
+		for _, in := range []instance{a, b} {
+			st, body := in.call(t, "POST", "/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-ada"}`)
+			require.Equal(t, http.StatusTooManyRequests, st, fmt.Sprintf("after 10 failures split across instances: %s", body))
+			assert.Equal(t, "rate_limited", codeOf(body))
+		}
+	})
+}
