@@ -19,10 +19,17 @@ const (
 	insertContactSQL = `INSERT INTO contacts (project_id, created_at, id, name) VALUES (?, ?, ?, ?)`
 	// The keyset queries read the primary key (project_id, created_at, id)
 	// from a seek to the cursor: no OFFSET, no sort.
+	//
+	// The limit is written (? + 0), not ?: SQLite's planner reads a bare
+	// bound LIMIT parameter to tune the plan, and to keep that plan right it
+	// marks the statement to be re-prepared whenever the parameter is bound
+	// again (sqlite3ExprIsInteger sets the statement's expmask), that is on
+	// every run. An expression is not read, so the prepared statement is
+	// reused; the plan is the same (the keyset seek needs no row estimate).
 	listContactsFirstSQL = `SELECT created_at, id, name FROM contacts WHERE project_id = ?
-ORDER BY created_at, id LIMIT ?`
+ORDER BY created_at, id LIMIT (? + 0)`
 	listContactsAfterSQL = `SELECT created_at, id, name FROM contacts WHERE project_id = ? AND (created_at, id) > (?, ?)
-ORDER BY created_at, id LIMIT ?`
+ORDER BY created_at, id LIMIT (? + 0)`
 	deleteContactSQL = `DELETE FROM contacts WHERE id = ? AND project_id = ?`
 )
 
