@@ -8,7 +8,7 @@
 //
 // # Commands
 //
-//	serve (default) [-addr 127.0.0.1:8080] [-data DIR] [-db URL] [-demo]
+//	serve (default) [-addr 127.0.0.1:8080] [-data DIR] [-db URL] [-demo] [-login-address-limit N]
 //	project create [-data DIR] [-db URL] NAME
 //	user create    [-data DIR] [-db URL] -project P -email E [-tags a,b]   (password: first line of stdin)
 //	contact create [-data DIR] [-db URL] -project P -name N
@@ -36,6 +36,12 @@
 // accepts connections, logs one JSON line per request to stderr (never a
 // token, a password or a query string), answers GET /healthz, and on SIGINT
 // or SIGTERM finishes in-flight requests before closing the store.
+//
+// -login-address-limit N raises the number of failed sign-ins a client
+// address may make per project in 15 minutes before it is answered 429
+// (default 50; per-account throttling is unchanged). It exists so that
+// examples/bench -flood can measure a login flood that throttling does not
+// stop; do not raise it in production.
 package main
 
 import (
@@ -79,7 +85,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 const usageText = `usage:
-  server [serve] [-addr 127.0.0.1:8080] [-data DIR] [-db URL] [-demo]
+  server [serve] [-addr 127.0.0.1:8080] [-data DIR] [-db URL] [-demo] [-login-address-limit N]
   server project create [-data DIR] [-db URL] NAME
   server user create    [-data DIR] [-db URL] -project P -email E [-tags a,b]   (password: first line of stdin)
   server contact create [-data DIR] [-db URL] -project P -name N

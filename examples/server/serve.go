@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/store"
 )
@@ -31,6 +33,7 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	sf.register(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	demo := fs.Bool("demo", false, "seed demo data once (an admin user and 1,000 contacts in project default) and print curl lines to try")
+	addressLimit := fs.Int("login-address-limit", 0, "failed sign-ins per client address and project in 15 minutes before 429 (0: the default, 50); raise it only to benchmark a login flood")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -43,7 +46,16 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	env = &buffered
 	logger := slog.New(slog.NewJSONHandler(sink, nil))
 	tuneGC(env)
-	inst, err := sf.open(ctx, env, logger, nil)
+	var tune func(store.Store, *latchkey.Options)
+	if *addressLimit < 0 {
+		return fmt.Errorf("%w: -login-address-limit must not be negative", errUsage)
+	}
+	if *addressLimit > 0 {
+		tune = func(st store.Store, o *latchkey.Options) {
+			o.Limiter = identity.NewStoreLimiter(st, &identity.LimiterOptions{AddressLimit: *addressLimit})
+		}
+	}
+	inst, err := sf.open(ctx, env, logger, tune)
 	if err != nil {
 		return err
 	}

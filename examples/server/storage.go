@@ -50,8 +50,10 @@ type instance struct {
 func (i *instance) Close() error { return i.st.Close() }
 
 // open opens the store the flags name and assembles Latchkey on it, which
-// makes sure the default project exists.
-func (s *storeFlags) open(ctx context.Context, env *env, logger *slog.Logger, opts *latchkey.Options) (*instance, error) {
+// makes sure the default project exists. tune, if not nil, may adjust
+// Latchkey's options once the store is open (the serve command sets a
+// throttling limiter on it).
+func (s *storeFlags) open(ctx context.Context, env *env, logger *slog.Logger, tune func(st store.Store, o *latchkey.Options)) (*instance, error) {
 	key, err := loadMasterKey(env, s.data)
 	if err != nil {
 		return nil, err
@@ -60,11 +62,10 @@ func (s *storeFlags) open(ctx context.Context, env *env, logger *slog.Logger, op
 	if err != nil {
 		return nil, err
 	}
-	o := latchkey.Options{}
-	if opts != nil {
-		o = *opts
+	o := latchkey.Options{Logger: logger}
+	if tune != nil {
+		tune(st, &o)
 	}
-	o.Logger = logger
 	lk, err := latchkey.New(st, key, &o)
 	if err != nil {
 		_ = st.Close()
