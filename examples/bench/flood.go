@@ -83,6 +83,8 @@ type floodResult struct {
 	floodLat   string
 	cpu        time.Duration // server CPU time during the flood
 	hashes     int           // 401 answers: one argon2id hash each
+	sockErrs   string        // wrk's socket errors line, if any
+	duration   time.Duration // of the flood
 }
 
 // runFlood runs the login flood scenarios and prints their figures.
@@ -150,7 +152,7 @@ func mark(ok bool) string {
 // and an API key, measures the authenticated endpoint idle, then floods
 // login with wrk while it measures the endpoint and the server's RSS.
 func floodOnce(c config, bin, dir, script string, s floodScenario) (floodResult, error) {
-	r := floodResult{scenario: s}
+	r := floodResult{scenario: s, duration: c.duration}
 	data := filepath.Join(dir, "data")
 	if _, err := runCLIInput(bin, data, "correct horse battery staple\n", "user", "create", "-project", "default", "-email", "victim@example.com"); err != nil {
 		return r, err
@@ -238,13 +240,19 @@ func floodOnce(c config, bin, dir, script string, s floodScenario) (floodResult,
 		r.floodLat = string(m[1])
 	}
 	r.hashes = r.codes[http.StatusUnauthorized]
+	if m := sockRE.FindSubmatch(out); m != nil {
+		r.sockErrs = string(m[1])
+	}
 	if c.verbose {
 		fmt.Printf("%s", out)
 	}
 	return r, nil
 }
 
-var statusRE = regexp.MustCompile(`(?m)^status (\d+) (\d+)$`)
+var (
+	statusRE = regexp.MustCompile(`(?m)^status (\d+) (\d+)$`)
+	sockRE   = regexp.MustCompile(`Socket errors: ([^\n]*)`)
+)
 
 // printFlood prints one scenario's raw figures.
 func printFlood(r floodResult) {
@@ -262,6 +270,10 @@ func printFlood(r floodResult) {
 	}
 	fmt.Printf("  login flood:                     %d answers, %.0f req/s, wrk avg latency %s\n", total, r.floodRPS, r.floodLat)
 	fmt.Printf("  login status mix:                %s\n", strings.Join(mix, ", "))
+	fmt.Printf("  argon2id hashes (the 401s):      %d, %.1f per second of flood\n", r.hashes, float64(r.hashes)/r.duration.Seconds())
+	if r.sockErrs != "" {
+		fmt.Printf("  wrk socket errors:               %s\n", r.sockErrs)
+	}
 	fmt.Printf("  server CPU during the flood:     %.1f s\n", r.cpu.Seconds())
 	fmt.Printf("  server RSS, max sampled (100 ms): %.1f MiB (VmHWM %.1f MiB)\n", float64(r.rssMax)/1024, float64(r.rssHWM)/1024)
 	fmt.Printf("  GET /v1/contacts?limit=25 idle:  %s\n", r.idle)
