@@ -62,13 +62,25 @@ type VerifierOptions struct {
 //
 // Tokens already verified are kept in a bounded cache keyed by their SHA-256,
 // so a repeated token skips decoding and the signature check. The checks
-// that can change between two requests are never cached: exp, nbf and iat
-// are compared with the clock, the signing key's record is read from the
-// store (a retirement by any process is seen on the next request), and an
-// API key's record is read from the store (likewise for revocation).
+// that can change between two requests are made on every request: exp, nbf
+// and iat are compared with the clock, and the signing key's record (a
+// retirement by any process is seen on the next request) and an API key's
+// record (likewise for revocation) are read from the store.
+//
+// When the store offers a change signal ([store.ChangeVersioner], as
+// store/sqlite does), those records are kept too, each tagged with the
+// store's change version read before the record was, and a request reads
+// the version once and uses a kept record only while the version is still
+// its tag: any commit, by any process, makes the next request read the
+// store again. A store without the signal is read on every request.
 type Verifier struct {
 	signing   store.SigningKeyStore
 	apiKeys   store.APIKeyStore
+	signVer   store.ChangeVersioner // nil: signing has no change signal
+	apiVer    store.ChangeVersioner // nil: apiKeys has no change signal
+	sameVer   bool                  // signVer and apiVer are one store
+	sigRecs   *recordCache[signingRecord]
+	keyRecs   *recordCache[apiKeyRecord]
 	now       func() time.Time
 	logger    *slog.Logger
 	leeway    time.Duration
@@ -83,7 +95,8 @@ type Verifier struct {
 
 // NewVerifier returns a Verifier that reads signing keys from signing and API
 // key records from apiKeys (usually both the same store.Store). It panics if
-// either is nil.
+// either is nil. If a store implements [store.ChangeVersioner], the Verifier
+// keeps that store's records while its change version stays the same.
 func NewVerifier(signing store.SigningKeyStore, apiKeys store.APIKeyStore, opts *VerifierOptions) *Verifier {
 	if signing == nil || apiKeys == nil {
 		panic("keys: NewVerifier with a nil store")
@@ -112,9 +125,16 @@ func NewVerifier(signing store.SigningKeyStore, apiKeys store.APIKeyStore, opts 
 	if o.TouchInterval <= 0 {
 		o.TouchInterval = time.Minute
 	}
+	recMax := max(o.CacheSize, 1024)
+	signVer, apiVer := changeVersioner(signing), changeVersioner(apiKeys)
 	return &Verifier{
 		signing:       signing,
 		apiKeys:       apiKeys,
+		signVer:       signVer,
+		apiVer:        apiVer,
+		sameVer:       sameStore(signVer, apiVer),
+		sigRecs:       newRecordCache[signingRecord](recMax),
+		keyRecs:       newRecordCache[apiKeyRecord](recMax),
 		now:           o.Now,
 		logger:        o.Logger,
 		leeway:        o.Leeway,
@@ -141,6 +161,7 @@ func (v *Verifier) Verify(ctx context.Context, projectID, token string) (Princip
 	if projectID == "" {
 		return Principal{}, errors.New("keys: verify: no project")
 	}
+	var rv requestVersions
 	sum := sha256.Sum256([]byte(token))
 	ent, hit := v.cache.get(sum)
 	if hit {
@@ -153,15 +174,19 @@ func (v *Verifier) Verify(ctx context.Context, projectID, token string) (Princip
 			}
 			return Principal{}, classify(err)
 		}
-		if err := v.checkSigningKey(ctx, projectID, ent.kid); err != nil {
+		if err := v.checkSigningKey(ctx, projectID, ent.kid, &rv); err != nil {
 			return Principal{}, err
 		}
 	} else {
 		var err error
-		ent, err = v.verifyFull(ctx, projectID, token) // checks the signing key too
+		// The parser's key function captures its versions: heap-allocate
+		// them here only, so that the cached path allocates nothing.
+		frv := new(requestVersions)
+		ent, err = v.verifyFull(ctx, projectID, token, frv) // checks the signing key too
 		if err != nil {
 			return Principal{}, err
 		}
+		rv = *frv
 		v.cache.add(sum, ent)
 	}
 	p := Principal{ProjectID: projectID, Subject: ent.claims.Subject, Kind: ent.kind}
@@ -172,7 +197,7 @@ func (v *Verifier) Verify(ctx context.Context, projectID, token string) (Princip
 			p.Tags = []string{}
 		}
 	case KindAPIKey:
-		if err := v.checkAPIKey(ctx, projectID, ent.claims.Subject); err != nil {
+		if err := v.checkAPIKey(ctx, projectID, ent.claims.Subject, &rv); err != nil {
 			return Principal{}, err
 		}
 		p.Tags = []string{}
@@ -182,7 +207,7 @@ func (v *Verifier) Verify(ctx context.Context, projectID, token string) (Princip
 
 // verifyFull decodes token, checks its header, looks its signing key up,
 // verifies the signature and validates the claims.
-func (v *Verifier) verifyFull(ctx context.Context, projectID, token string) (*verified, error) {
+func (v *Verifier) verifyFull(ctx context.Context, projectID, token string, rv *requestVersions) (*verified, error) {
 	c := new(claims)
 	var kid string
 	parser := jwt.NewParser(
@@ -210,7 +235,7 @@ func (v *Verifier) verifyFull(ctx context.Context, projectID, token string) (*ve
 		if !ok || !strings.HasPrefix(k, kidPrefix) || len(k) > maxKidLen {
 			return nil, reject("bad kid")
 		}
-		pub, err := v.signingKey(ctx, projectID, k)
+		pub, err := v.signingKey(ctx, projectID, k, rv)
 		if err != nil {
 			return nil, err
 		}
@@ -227,8 +252,16 @@ func (v *Verifier) verifyFull(ctx context.Context, projectID, token string) (*ve
 }
 
 // signingKey returns the public key kid of the project, if it exists there
-// and is not retired.
-func (v *Verifier) signingKey(ctx context.Context, projectID, kid string) (ed25519.PublicKey, error) {
+// and is not retired. It uses the kept record when the store's change
+// version is still the record's tag, and reads the store otherwise.
+func (v *Verifier) signingKey(ctx context.Context, projectID, kid string, rv *requestVersions) (ed25519.PublicKey, error) {
+	k := recordKey{projectID, kid}
+	ver, versioned := v.signingVersion(ctx, rv) // before the read
+	if versioned {
+		if r, ok := v.sigRecs.get(k); ok && r.tag == ver {
+			return r.key()
+		}
+	}
 	rec, err := v.signing.GetSigningKey(ctx, projectID, kid)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
@@ -236,20 +269,31 @@ func (v *Verifier) signingKey(ctx context.Context, projectID, kid string) (ed255
 		}
 		return nil, &storeError{err}
 	}
-	if rec.Retired() {
-		return nil, reject("retired signing key")
-	}
 	if len(rec.PublicKey) != ed25519.PublicKeySize {
 		return nil, &storeError{fmt.Errorf("signing key %s has a %d-byte public key", kid, len(rec.PublicKey))}
 	}
-	return ed25519.PublicKey(rec.PublicKey), nil
+	r := signingRecord{tag: ver, pub: ed25519.PublicKey(rec.PublicKey), retired: rec.Retired()}
+	if versioned {
+		// Kept beyond this call: own the bytes.
+		r.pub = slices.Clone(r.pub)
+		v.sigRecs.put(k, r)
+	}
+	return r.key()
+}
+
+// key returns the record's public key, or a rejection if it is retired.
+func (r signingRecord) key() (ed25519.PublicKey, error) {
+	if r.retired {
+		return nil, reject("retired signing key")
+	}
+	return r.pub, nil
 }
 
 // checkSigningKey re-checks, for a cached token, that its key is not
-// retired. It reads the store every time: a cache here could not see a
-// retirement made by another process.
-func (v *Verifier) checkSigningKey(ctx context.Context, projectID, kid string) error {
-	_, err := v.signingKey(ctx, projectID, kid)
+// retired. It reads the store unless the store's change signal shows that
+// nothing was committed since the kept record was read.
+func (v *Verifier) checkSigningKey(ctx context.Context, projectID, kid string, rv *requestVersions) error {
+	_, err := v.signingKey(ctx, projectID, kid, rv)
 	var se *storeError
 	if errors.As(err, &se) {
 		return fmt.Errorf("keys: verify: %w", se.err)
@@ -257,21 +301,35 @@ func (v *Verifier) checkSigningKey(ctx context.Context, projectID, kid string) e
 	return err
 }
 
-// checkAPIKey reads the API key's record, refuses a missing or revoked key,
-// and records its use at most once per TouchInterval.
-func (v *Verifier) checkAPIKey(ctx context.Context, projectID, id string) error {
-	rec, err := v.apiKeys.GetAPIKey(ctx, projectID, id)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-			return reject("unknown API key")
-		}
-		return fmt.Errorf("keys: verify: %w", err)
+// checkAPIKey reads the API key's record (or uses the kept one while the
+// store's change version is its tag), refuses a missing or revoked key, and
+// records its use at most once per TouchInterval.
+func (v *Verifier) checkAPIKey(ctx context.Context, projectID, id string, rv *requestVersions) error {
+	k := recordKey{projectID, id}
+	ver, versioned := v.apiKeyVersion(ctx, rv) // before the read
+	r, ok := apiKeyRecord{}, false
+	if versioned {
+		r, ok = v.keyRecs.get(k)
+		ok = ok && r.tag == ver
 	}
-	if rec.Revoked() {
+	if !ok {
+		rec, err := v.apiKeys.GetAPIKey(ctx, projectID, id)
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+				return reject("unknown API key")
+			}
+			return fmt.Errorf("keys: verify: %w", err)
+		}
+		r = apiKeyRecord{tag: ver, revoked: rec.Revoked(), lastUsed: rec.LastUsedAt}
+		if versioned {
+			v.keyRecs.put(k, r)
+		}
+	}
+	if r.revoked {
 		return reject("revoked API key")
 	}
 	now := v.now()
-	if now.Sub(rec.LastUsedAt) >= v.touchInterval && v.claimTouch(projectID+"/"+id, now) {
+	if now.Sub(r.lastUsed) >= v.touchInterval && v.claimTouch(projectID+"/"+id, now) {
 		if err := v.apiKeys.TouchAPIKey(ctx, projectID, id, now); err != nil && !errors.Is(err, store.ErrNotFound) {
 			// Last-used is informational; the request goes on.
 			v.logger.WarnContext(ctx, "recording API key use failed", "project", projectID, "key", id, "err", err)

@@ -523,23 +523,26 @@ func TestVerify_TouchAtMostOncePerMinute(t *testing.T) {
 	require.True(t, lastUsed().Equal(t0.Add(61*time.Second)), "written within the interval")
 }
 
-// TestVerify_CachedStillChecksStore: a cached token costs no signature check
+// TestVerify_CachedStillChecksStore: with a store that offers no change
+// signal (store.ChangeVersioner), a cached token costs no signature check
 // but still one signing-key lookup (and one API-key lookup for API keys) per
-// request.
+// request. (With the signal, see TestVerify_RecordCache_*.)
 func TestVerify_CachedStillChecksStore(t *testing.T) {
 	e := newEnv(t, nil, "alpha")
 	ctx := context.Background()
+	plain := withoutChangeVersion(e.st)
+	v := keys.NewVerifier(plain, plain, &keys.VerifierOptions{Now: e.clock.Now, Logger: testLogger(t)})
 	login := e.loginToken("alpha")
 	_, key := e.apiKey("alpha")
 	for _, tok := range []string{login, key} {
-		_, err := e.v.Verify(ctx, "alpha", tok)
+		_, err := v.Verify(ctx, "alpha", tok)
 		require.NoError(t, err)
 	}
 	sk, ak := e.st.getSigningKey.Load(), e.st.getAPIKey.Load()
 	for range 5 {
-		_, err := e.v.Verify(ctx, "alpha", login)
+		_, err := v.Verify(ctx, "alpha", login)
 		require.NoError(t, err)
-		_, err = e.v.Verify(ctx, "alpha", key)
+		_, err = v.Verify(ctx, "alpha", key)
 		require.NoError(t, err)
 	}
 	require.EqualValues(t, 10, e.st.getSigningKey.Load()-sk)

@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Refresh", refreshCases()},
 		{"Throttle", throttleCases()},
 		{"Store", lifecycleCases()},
+		{"ChangeVersion", changeVersionCases()},
 	})
 }
 

@@ -25,6 +25,7 @@ func sharedCases() []sharedCase {
 		{"Refresh/SplitRace", testSharedRefreshRace},
 		{"Throttle/CountsShared", testSharedThrottle},
 		{"Throttle/SplitRace", testSharedThrottleRace},
+		{"ChangeVersion/OtherHandleWrite", testSharedChangeVersion},
 	}
 }
 

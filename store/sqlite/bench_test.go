@@ -326,3 +326,17 @@ func BenchmarkRotateRefresh(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rotations/s")
 	})
 }
+
+// BenchmarkChangeVersion is the cost of the change signal a verifier reads
+// on every request (PRAGMA data_version on the dedicated connection).
+func BenchmarkChangeVersion(b *testing.B) {
+	s := benchOpen(b, fmt.Sprintf("version-%d.db", benchSeq.Add(1)))
+	defer s.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.ChangeVersion(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

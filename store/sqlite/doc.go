@@ -31,6 +31,17 @@
 // connection and reads through a pool of [Options.MaxOpenConns] read-only
 // connections.
 //
+// # Change signal
+//
+// [Store.ChangeVersion] implements [store.ChangeVersioner], which lets a
+// caller (the token verifier) keep records while nothing was committed. A
+// file database answers from PRAGMA data_version on one more read-only
+// connection, opened at Open, pinned and used for nothing else: SQLite
+// changes the value whenever another connection, of this process (the writer)
+// or of another process, has committed. It reads no table and costs about
+// 2-3 µs. A ":memory:" database, which has one connection and no other
+// handle, counts its own write transactions instead.
+//
 // # Group commit
 //
 // With synchronous=FULL each commit waits for the disk. Small writes of

@@ -128,6 +128,7 @@ func (s *Store) execGroup(batch []*groupReq) []error {
 	if err != nil {
 		return all(err)
 	}
+	defer s.version.committed()
 	t := &wtx{ctx: ctx, tx: tx, cache: s.wstmts, prepares: &s.txPrepares}
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {

@@ -52,6 +52,10 @@ func TestMultiProcess(t *testing.T) {
 	must(t, parent.CreateAPIKey(ctx, store.APIKey{ID: procKey, ProjectID: procProject, Name: "k", CreatedAt: now}))
 	must(t, parent.RevokeAPIKey(ctx, procProject, procKey, now))
 
+	// The change version must notice the other processes' commits.
+	v0, err := parent.ChangeVersion(ctx)
+	must(t, err)
+
 	const children = 3
 	var wg sync.WaitGroup
 	rotated := make([]int, children)
@@ -75,6 +79,9 @@ func TestMultiProcess(t *testing.T) {
 	wg.Wait()
 	if t.Failed() {
 		return
+	}
+	if v1, err := parent.ChangeVersion(ctx); err != nil || v1 == v0 {
+		t.Errorf("ChangeVersion = %d, %v after other processes wrote; before %d", v1, err, v0)
 	}
 
 	n := 0

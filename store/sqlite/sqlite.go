@@ -62,6 +62,8 @@ type Store struct {
 	closeOnce   sync.Once
 	closeErr    error
 	group       committer
+	// version answers ChangeVersion (see version.go).
+	version *versioner
 	// txPrepares counts statements prepared inside a transaction because
 	// they were not warmed (tests check that hot paths never do).
 	txPrepares atomic.Int64
@@ -110,6 +112,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		s.read, s.write = db, db
 		s.rstmts = newStmtCache(db)
 		s.wstmts = s.rstmts
+		s.version = &versioner{}
 	} else {
 		abs, err := filepath.Abs(path)
 		if err != nil {
@@ -144,9 +147,16 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		r.SetMaxIdleConns(n)
 		r.SetConnMaxLifetime(0)
 		r.SetConnMaxIdleTime(0)
+		ver, err := openVersioner(ctx, fileDSN(abs, busy, true))
+		if err != nil {
+			_ = r.Close()
+			_ = w.Close()
+			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		}
 		s.read, s.write = r, w
 		s.rstmts = newStmtCache(r)
 		s.wstmts = newStmtCache(w)
+		s.version = ver
 	}
 
 	if !opts.NoMigrate {
@@ -278,7 +288,7 @@ func (s *Store) Close() error {
 		if s.wstmts != s.rstmts {
 			s.wstmts.close()
 		}
-		err := s.read.Close()
+		err := errors.Join(s.version.close(), s.read.Close())
 		if s.write != s.read {
 			err = errors.Join(err, s.write.Close())
 		}
@@ -432,6 +442,7 @@ func (s *Store) inTx(ctx context.Context, fn func(t *wtx) error) error {
 	if err != nil {
 		return err
 	}
+	defer s.version.committed()
 	ferr := fn(&wtx{ctx: ctx, tx: tx, cache: s.wstmts, prepares: &s.txPrepares})
 	var keep commitAnyway
 	if ferr != nil && !errors.As(ferr, &keep) {
