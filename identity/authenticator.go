@@ -98,13 +98,23 @@ func NewAuthenticator(users store.UserStore, h *Hasher, lim Limiter, opts *AuthO
 // account only. Any other error is a store or context error.
 func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, password, clientAddr string) (store.User, error) {
 	account, address := accountKey(projectID, email), addressKey(projectID, clientAddr)
-	wait, err := a.lim.Check(ctx, account, address)
-	if err != nil {
-		return store.User{}, err
+	// The limits are checked before anything else, and again once a
+	// hashing slot is held: failures are counted after the hash, so
+	// without the second check every attempt queued behind a busy hasher
+	// would pass the first and cost a hash, however far over the limit.
+	admit := func() error {
+		wait, err := a.lim.Check(ctx, account, address)
+		if err != nil {
+			return err
+		}
+		if wait > 0 {
+			a.log.InfoContext(ctx, "sign-in throttled", "project", projectID, "client", clientAddr)
+			return &RateLimitedError{RetryAfter: wait}
+		}
+		return nil
 	}
-	if wait > 0 {
-		a.log.InfoContext(ctx, "sign-in throttled", "project", projectID, "client", clientAddr)
-		return store.User{}, &RateLimitedError{RetryAfter: wait}
+	if err := admit(); err != nil {
+		return store.User{}, err
 	}
 	if len(password) > MaxPasswordLen {
 		// Refused without hashing: the answer does not depend on the
@@ -117,7 +127,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid):
 		// ErrInvalid: an email the store refuses to look up (empty) is
 		// an unknown email too.
-		if _, _, err := a.hasher.Verify(ctx, a.dummy, password); err != nil {
+		if _, _, err := a.hasher.verify(ctx, a.dummy, password, admit); err != nil {
 			return store.User{}, err
 		}
 		return store.User{}, a.fail(ctx, projectID, account, address, clientAddr, "unknown email")
@@ -125,11 +135,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 		return store.User{}, fmt.Errorf("identity: looking up user: %w", err)
 	}
 
-	ok, rehash, err := a.hasher.Verify(ctx, u.PasswordHash, password)
+	ok, rehash, err := a.hasher.verify(ctx, u.PasswordHash, password, admit)
 	if errors.Is(err, ErrUnknownHash) {
 		a.log.ErrorContext(ctx, "stored password hash is unreadable", "project", projectID, "user", u.ID)
 		// Cost one hash, as any other failure does.
-		_, _, err = a.hasher.Verify(ctx, a.dummy, password)
+		_, _, err = a.hasher.verify(ctx, a.dummy, password, admit)
 	}
 	if err != nil {
 		return store.User{}, err

@@ -62,6 +62,8 @@ type envConfig struct {
 	logger *slog.Logger
 	// refresh wraps the refresh store handed to the handler.
 	refresh func(store.RefreshStore) store.RefreshStore
+	// hasher tunes the hasher; nil means defaults.
+	hasher *identity.HasherOptions
 }
 
 // env is a running identity endpoint on a real SQLite store, with a real
@@ -115,7 +117,7 @@ func newEnv(t testing.TB, cfg envConfig) *env {
 		require.NoError(t, err)
 	}
 
-	e.hasher = identity.NewHasher(nil)
+	e.hasher = identity.NewHasher(cfg.hasher)
 	if cfg.limiter != nil {
 		e.lim = cfg.limiter(st, e.clock.Now)
 	} else {

@@ -7,7 +7,7 @@ import "context"
 func (h *Hasher) HoldSlots(ctx context.Context) (release func(), err error) {
 	n := cap(h.slots)
 	for i := 0; i < n; i++ {
-		if err := h.acquire(ctx); err != nil {
+		if err := h.acquire(ctx, nil); err != nil {
 			for ; i > 0; i-- {
 				h.release()
 			}

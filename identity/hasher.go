@@ -109,16 +109,24 @@ func NewHasher(opts *HasherOptions) *Hasher {
 }
 
 // acquire takes a hashing slot, or returns ctx's error if ctx ends first.
-func (h *Hasher) acquire(ctx context.Context) error {
+// With the slot held it calls admit, if not nil: an error from admit gives
+// the slot back and is returned as it is, so nothing is hashed.
+func (h *Hasher) acquire(ctx context.Context, admit func() error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	select {
 	case h.slots <- struct{}{}:
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	if admit != nil {
+		if err := admit(); err != nil {
+			h.release()
+			return err
+		}
+	}
+	return nil
 }
 
 func (h *Hasher) release() { <-h.slots }
@@ -134,7 +142,7 @@ func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 	}
 	salt := make([]byte, ArgonSaltLen)
 	_, _ = rand.Read(salt) // crypto/rand.Read never returns an error.
-	if err := h.acquire(ctx); err != nil {
+	if err := h.acquire(ctx, nil); err != nil {
 		return "", err
 	}
 	key := argon2.IDKey([]byte(password), salt, ArgonTime, ArgonMemory, ArgonThreads, ArgonKeyLen)
@@ -159,13 +167,21 @@ func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 // parse or whose parameters exceed the Max* bounds, and ctx's error if ctx
 // ends while waiting for a hashing slot.
 func (h *Hasher) Verify(ctx context.Context, hash, password string) (ok, needsRehash bool, err error) {
+	return h.verify(ctx, hash, password, nil)
+}
+
+// verify is Verify, calling admit (if not nil) once it holds a hashing slot
+// and before it hashes; an error from admit is returned as it is, with no
+// hash computed. The Authenticator re-checks its throttle there, so that
+// attempts queued behind a full hasher cannot all slip past the limit.
+func (h *Hasher) verify(ctx context.Context, hash, password string, admit func() error) (ok, needsRehash bool, err error) {
 	switch {
 	case strings.HasPrefix(hash, "$argon2id$"):
 		p, err := parsePHC(hash)
 		if err != nil {
 			return false, false, err
 		}
-		if err := h.acquire(ctx); err != nil {
+		if err := h.acquire(ctx, admit); err != nil {
 			return false, false, err
 		}
 		key := argon2.IDKey([]byte(password), p.salt, p.time, p.memory, p.threads, uint32(len(p.key)))
@@ -182,7 +198,7 @@ func (h *Hasher) Verify(ctx context.Context, hash, password string) (ok, needsRe
 		if len(pw) > bcryptMaxPassword {
 			pw = pw[:bcryptMaxPassword]
 		}
-		if err := h.acquire(ctx); err != nil {
+		if err := h.acquire(ctx, admit); err != nil {
 			return false, false, err
 		}
 		err = bcrypt.CompareHashAndPassword([]byte(hash), pw)

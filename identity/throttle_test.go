@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -262,5 +263,45 @@ func TestRateLimitedError_RetryAfterSeconds(t *testing.T) {
 		0: 1, time.Millisecond: 1, time.Second: 1, 1001 * time.Millisecond: 2, 15 * time.Minute: 900,
 	} {
 		assert.Equal(t, want, (&identity.RateLimitedError{RetryAfter: d}).RetryAfterSeconds(), "%s", d)
+	}
+}
+
+// TestLogin_ThrottleHoldsUnderConcurrency sends many wrong passwords from one
+// address at once. Failures are counted after hashing, so every attempt
+// passes the first check; the limit must still hold because each attempt
+// checks again once it holds a hashing slot. Without that second check all
+// of them would be hashed and answered 401.
+func TestLogin_ThrottleHoldsUnderConcurrency(t *testing.T) {
+	const limit, attempts = 3, 20
+	for _, kind := range limiterKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			e := newEnv(t, envConfig{
+				limiter: kind.make(identity.LimiterOptions{AccountLimit: 1000, AddressLimit: limit}),
+				hasher:  &identity.HasherOptions{MaxConcurrent: 1},
+			})
+			statuses := make([]int, attempts)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range attempts {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					email := fmt.Sprintf("user%d@example.com", i) // distinct accounts, one address
+					statuses[i] = e.login(t, "", email, "wrong", "X-Test-Client", "203.0.113.7").status
+				}()
+			}
+			close(start)
+			wg.Wait()
+			counts := map[int]int{}
+			for _, st := range statuses {
+				counts[st]++
+			}
+			assert.Equal(t, attempts, counts[http.StatusUnauthorized]+counts[http.StatusTooManyRequests], "only 401 and 429: %v", counts)
+			// One slot: at most the limit, plus the attempt that took the
+			// slot while the previous failure was being counted.
+			assert.GreaterOrEqual(t, counts[http.StatusUnauthorized], limit, "%v", counts)
+			assert.LessOrEqual(t, counts[http.StatusUnauthorized], limit+2, "hashed attempts past the limit: %v", counts)
+		})
 	}
 }
