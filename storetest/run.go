@@ -33,7 +33,7 @@ type sharedCase struct {
 // so one case runs with go test -run 'TestConformance/Users/DuplicateEmail'.
 func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Helper()
-	runGroups(t, newStore, []group{
+	groups := []group{
 		{"Projects", projectCases()},
 		{"Users", userCases()},
 		{"Contacts", contactCases()},
@@ -42,8 +42,14 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Refresh", refreshCases()},
 		{"Throttle", throttleCases()},
 		{"Store", lifecycleCases()},
-		{"ChangeVersion", changeVersionCases()},
-	})
+	}
+	// The optional capabilities a store offers, probed once on a store of
+	// its own: a store without one promises nothing there, so its cases
+	// are not run (rather than run and skipped).
+	if _, ok := newStore(t).(store.ChangeVersioner); ok {
+		groups = append(groups, group{"ChangeVersion", changeVersionCases()})
+	}
+	runGroups(t, newStore, groups)
 }
 
 // RunConcurrency runs the contention cases against the store implementation
@@ -68,7 +74,11 @@ func RunConcurrency(t *testing.T, newStore func(t *testing.T) store.Store) {
 // uniqueness rules hold across handles.
 func RunShared(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 	t.Helper()
-	for _, c := range sharedCases() {
+	cases := sharedCases()
+	if a, _ := open(t); isChangeVersioner(a) {
+		cases = append(cases, sharedCase{"ChangeVersion/OtherHandleWrite", testSharedChangeVersion})
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a, b := open(t)
 			if a == nil || b == nil {

@@ -25,7 +25,6 @@ func sharedCases() []sharedCase {
 		{"Refresh/SplitRace", testSharedRefreshRace},
 		{"Throttle/CountsShared", testSharedThrottle},
 		{"Throttle/SplitRace", testSharedThrottleRace},
-		{"ChangeVersion/OtherHandleWrite", testSharedChangeVersion},
 	}
 }
 

@@ -7,10 +7,10 @@ import (
 	"github.com/latchkey-dev/latchkey/store"
 )
 
-// Cases of the optional [store.ChangeVersioner] capability. A store that
-// does not implement it skips them: that is a capability probe (the store
-// promises nothing here and callers fall back to reading it every time),
-// not a test skipped for a missing environment.
+// Cases of the optional [store.ChangeVersioner] capability. Run and
+// RunShared register them only for a store that implements it: a store
+// without it promises nothing here, and callers fall back to reading it
+// every time.
 
 func changeVersionCases() []testCase {
 	return []testCase{
@@ -19,15 +19,19 @@ func changeVersionCases() []testCase {
 	}
 }
 
-// versioner returns s's ChangeVersioner, or skips the case when s does not
-// offer the capability.
+// isChangeVersioner reports whether s offers the capability.
+func isChangeVersioner(s store.Store) bool {
+	_, ok := s.(store.ChangeVersioner)
+	return ok
+}
+
+// versioner returns s's ChangeVersioner; the cases run only for stores
+// that have one.
 func versioner(t *testing.T, s any) store.ChangeVersioner {
 	t.Helper()
 	cv, ok := s.(store.ChangeVersioner)
 	if !ok {
-		// Capability probe, not an environment skip: see the comment at
-		// the top of this file.
-		t.Skipf("%T does not implement store.ChangeVersioner", s)
+		t.Fatalf("%T does not implement store.ChangeVersioner", s)
 	}
 	return cv
 }

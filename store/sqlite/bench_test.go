@@ -37,6 +37,14 @@ var benchTime0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 var benchDir string
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(childEnv); path != "" {
+		// A child process of TestMultiProcess.
+		if err := runChild(path, os.Getenv("LATCHKEY_CHILD_ID")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	if benchDir != "" {
 		_ = os.RemoveAll(benchDir)

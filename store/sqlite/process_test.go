@@ -35,9 +35,6 @@ const (
 // failures and races the others to rotate one refresh family. No write may fail with SQLITE_BUSY, every
 // count must add up, and each generation must be rotated exactly once.
 func TestMultiProcess(t *testing.T) {
-	if os.Getenv(childEnv) != "" {
-		t.Skip("in a child process")
-	}
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
@@ -61,7 +58,8 @@ func TestMultiProcess(t *testing.T) {
 	rotated := make([]int, children)
 	for i := range children {
 		wg.Go(func() {
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestMultiProcessChild$", "-test.v")
+			// TestMain runs the child side instead of the tests.
+			cmd := exec.CommandContext(ctx, os.Args[0])
 			cmd.Env = append(os.Environ(), childEnv+"="+path, "LATCHKEY_CHILD_ID="+strconv.Itoa(i))
 			out, err := cmd.CombinedOutput()
 			if err != nil {
@@ -116,28 +114,40 @@ func TestMultiProcess(t *testing.T) {
 	}
 }
 
-// TestMultiProcessChild is the child side of TestMultiProcess.
-func TestMultiProcessChild(t *testing.T) {
-	path := os.Getenv(childEnv)
-	if path == "" {
-		t.Skip("only run by TestMultiProcess")
-	}
+// runChild is the child side of TestMultiProcess, run by TestMain in a
+// process started with childEnv naming the shared database: it checks the
+// parent's revocation, then creates contacts, counts throttle failures and
+// races the other children to rotate one refresh family, and prints how
+// many rotations it won as ROTATED=n.
+func runChild(path, id string) error {
 	ctx := context.Background()
 	s, err := sqlite.Open(ctx, path, nil)
-	must(t, err)
+	if err != nil {
+		return err
+	}
 	defer s.Close()
 	k, err := s.GetAPIKey(ctx, procProject, procKey)
-	must(t, err)
-	if !k.Revoked() {
-		t.Fatal("the parent's revocation is not visible")
+	if err != nil {
+		return err
 	}
-	id := os.Getenv("LATCHKEY_CHILD_ID")
+	if !k.Revoked() {
+		return errors.New("the parent's revocation is not visible")
+	}
+	var (
+		mu   sync.Mutex
+		errs []error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, err)
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for i := range procContacts {
 			_, err := s.CreateContact(ctx, store.Contact{ID: fmt.Sprintf("ct_%s_%03d", id, i), ProjectID: procProject, CreatedAt: time.Now()})
 			if err != nil {
-				t.Errorf("CreateContact: %v", err)
+				fail(fmt.Errorf("CreateContact: %w", err))
 				return
 			}
 		}
@@ -145,7 +155,7 @@ func TestMultiProcessChild(t *testing.T) {
 	wg.Go(func() {
 		for range procFailures {
 			if _, _, err := s.AddFailure(ctx, "shared-key", time.Now(), time.Hour); err != nil {
-				t.Errorf("AddFailure: %v", err)
+				fail(fmt.Errorf("AddFailure: %w", err))
 				return
 			}
 		}
@@ -155,7 +165,7 @@ func TestMultiProcessChild(t *testing.T) {
 		for range 100 {
 			f, err := s.GetRefreshFamily(ctx, procProject, procFamily)
 			if err != nil {
-				t.Errorf("GetRefreshFamily: %v", err)
+				fail(fmt.Errorf("GetRefreshFamily: %w", err))
 				return
 			}
 			p := store.RotateParams{Now: time.Now(), TTL: time.Hour, ReuseWindow: time.Hour}
@@ -171,13 +181,14 @@ func TestMultiProcessChild(t *testing.T) {
 				// correct. The generation count still has to add up.
 				return
 			default:
-				t.Errorf("RotateRefresh(gen %d) = %v", f.Generation, err)
+				fail(fmt.Errorf("RotateRefresh(gen %d): %w", f.Generation, err))
 				return
 			}
 		}
 	})
 	wg.Wait()
 	fmt.Printf("ROTATED=%d\n", rotated)
+	return errors.Join(errs...)
 }
 
 func must(t *testing.T, err error) {
