@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -89,28 +88,11 @@ type floodResult struct {
 
 // runFlood runs the login flood scenarios and prints their figures.
 func runFlood(c config) error {
-	if _, err := exec.LookPath("wrk"); err != nil {
-		return errors.New("wrk is not installed (Debian/Ubuntu: apt-get install wrk)")
-	}
-	work, err := os.MkdirTemp("", "latchkey-flood-")
+	work, bin, cleanup, err := prepare(c, "latchkey-flood-", "work directory:")
 	if err != nil {
 		return err
 	}
-	if c.keep {
-		fmt.Println("work directory:", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
-	bin := c.server
-	if bin == "" {
-		bin = filepath.Join(work, "server")
-		fmt.Println("building ./examples/server ...")
-		build := exec.Command("go", "build", "-o", bin, "./examples/server")
-		build.Stdout, build.Stderr = os.Stdout, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building the example server (run from the repository root): %w", err)
-		}
-	}
+	defer cleanup()
 	script := filepath.Join(work, "flood.lua")
 	if err := os.WriteFile(script, []byte(floodScript), 0o600); err != nil {
 		return err

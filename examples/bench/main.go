@@ -121,28 +121,11 @@ func main() {
 }
 
 func run(c config) error {
-	if _, err := exec.LookPath("wrk"); err != nil {
-		return errors.New("wrk is not installed (Debian/Ubuntu: apt-get install wrk)")
-	}
-	work, err := os.MkdirTemp("", "latchkey-bench-")
+	work, bin, cleanup, err := prepare(c, "latchkey-bench-", "data directory:")
 	if err != nil {
 		return err
 	}
-	if c.keep {
-		fmt.Println("data directory:", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
-	bin := c.server
-	if bin == "" {
-		bin = filepath.Join(work, "server")
-		fmt.Println("building ./examples/server ...")
-		build := exec.Command("go", "build", "-o", bin, "./examples/server")
-		build.Stdout, build.Stderr = os.Stdout, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building the example server (run from the repository root): %w", err)
-		}
-	}
+	defer cleanup()
 	data := filepath.Join(work, "data")
 	cli := func(args ...string) (map[string]any, error) { return runCLI(bin, data, args...) }
 
@@ -255,6 +238,39 @@ func run(c config) error {
 	fmt.Printf("     %-34s %14s\n", "peak RSS (VmHWM, whole run)", fmt.Sprintf("%.1f MiB", float64(hwm)/1024))
 	fmt.Printf("\npage 1 is %d bytes; %d requests logged to %s\n", len(page1), countLines(logFile.Name()), filepath.Base(logFile.Name()))
 	return nil
+}
+
+// prepare does the setup both benchmarks share: it checks that wrk is
+// installed, creates a temporary work directory (named with prefix; printed
+// after label when -keep is given, else removed by cleanup) and builds the
+// example server into it unless -server names a binary. It returns the work
+// directory, the server binary and cleanup, which the caller defers; on error
+// it has already cleaned up.
+func prepare(c config, prefix, label string) (work, bin string, cleanup func(), err error) {
+	if _, err := exec.LookPath("wrk"); err != nil {
+		return "", "", nil, errors.New("wrk is not installed (Debian/Ubuntu: apt-get install wrk)")
+	}
+	work, err = os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", "", nil, err
+	}
+	cleanup = func() { _ = os.RemoveAll(work) }
+	if c.keep {
+		fmt.Println(label, work)
+		cleanup = func() {}
+	}
+	bin = c.server
+	if bin == "" {
+		bin = filepath.Join(work, "server")
+		fmt.Println("building ./examples/server ...")
+		build := exec.Command("go", "build", "-o", bin, "./examples/server")
+		build.Stdout, build.Stderr = os.Stdout, os.Stderr
+		if err := build.Run(); err != nil {
+			cleanup()
+			return "", "", nil, fmt.Errorf("building the example server (run from the repository root): %w", err)
+		}
+	}
+	return work, bin, cleanup, nil
 }
 
 // runCLI runs one command of the example server and returns its last
