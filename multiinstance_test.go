@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,17 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/store/postgres"
 	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
 )
-
-// clock is a settable time shared by two instances, so that a test can step
-// past the refresh reuse window without sleeping.
-type clock struct{ ns atomic.Int64 }
-
-func newClock() *clock               { c := &clock{}; c.ns.Store(time.Now().UnixNano()); return c }
-func (c *clock) Now() time.Time      { return time.Unix(0, c.ns.Load()) }
-func (c *clock) Add(d time.Duration) { c.ns.Add(int64(d)) }
 
 // instance is one full Latchkey deployment: its own PostgreSQL pool, its own
 // handler stack and caches, served over real HTTP.
@@ -89,7 +81,9 @@ func codeOf(body string) string {
 // detection and login throttling.
 func TestMultiInstance(t *testing.T) {
 	dbURL := pgtest.NewDatabase(t)
-	clk := newClock()
+	// A settable time shared by the two instances, so that the test can
+	// step past the refresh reuse window without sleeping.
+	clk := testutil.NewClock(time.Now().Round(0))
 	a := startInstance(t, dbURL, clk.Now)
 	b := startInstance(t, dbURL, clk.Now)
 	ctx := t.Context()
@@ -170,7 +164,7 @@ func TestMultiInstance(t *testing.T) {
 		first := login(t, a)
 		st, next, body := refresh(a, first.RefreshToken)
 		require.Equal(t, http.StatusOK, st, body)
-		clk.Add(11 * time.Second) // past the 10 s reuse window
+		clk.Advance(11 * time.Second) // past the 10 s reuse window
 		st, _, body = refresh(b, first.RefreshToken)
 		require.Equal(t, http.StatusUnauthorized, st, body)
 		assert.Equal(t, "invalid_refresh_token", codeOf(body))

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,31 +18,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
 
-// clock is a settable time source shared by everything in one test env.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Now().UTC()} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newClock returns the settable time source shared by everything in one
+// test env, starting now in UTC.
+func newClock() *testutil.Clock { return testutil.NewClock(time.Now().UTC()) }
 
 // envConfig tunes newEnv.
 type envConfig struct {
@@ -77,7 +61,7 @@ type env struct {
 	lim       identity.Limiter
 	handler   *identity.Handler
 	srv       *httptest.Server
-	clock     *clock
+	clock     *testutil.Clock
 	masterKey []byte
 }
 

@@ -1,12 +1,10 @@
 package identity_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/internal/testutil"
 )
 
 func TestLogin_OK(t *testing.T) {
@@ -276,7 +275,7 @@ func TestLogin_ProjectsAreSeparate(t *testing.T) {
 }
 
 func TestLogin_SecretsNeverLogged(t *testing.T) {
-	var buf syncBuffer
+	var buf testutil.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e := newEnv(t, envConfig{logger: logger, opts: identity.Options{NoReuseWindow: true}})
 	e.createUser(t, "default", "alice@example.com", "correct horse", "")
@@ -293,24 +292,6 @@ func TestLogin_SecretsNeverLogged(t *testing.T) {
 	for _, secret := range []string{"correct horse", "wrong horse", ts.RefreshToken, next.RefreshToken, ts.AccessToken, next.AccessToken, "$argon2id$"} {
 		assert.NotContains(t, logs, secret)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestLogin_UnknownEmailCostsOneHash(t *testing.T) {

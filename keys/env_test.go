@@ -23,29 +23,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/chacha20poly1305"
 
+	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
-
-// testClock is a settable clock shared by everything in an env.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // countingStore is the real SQLite store with its signing-key and API-key
 // lookups counted, to show which requests reach the store.
@@ -82,7 +65,7 @@ type env struct {
 	t      testing.TB
 	path   string
 	master []byte
-	clock  *testClock
+	clock  *testutil.Clock // settable, shared by everything in the env
 	st     *countingStore
 	kr     *keys.Keyring
 	ak     *keys.APIKeys
@@ -141,7 +124,7 @@ func (w tWriter) Write(p []byte) (int, error) {
 func newEnv(t testing.TB, vopts *keys.VerifierOptions, projects ...string) *env {
 	t.Helper()
 	ctx := context.Background()
-	e := &env{t: t, path: filepath.Join(t.TempDir(), "latchkey.db"), clock: &testClock{t: t0}}
+	e := &env{t: t, path: filepath.Join(t.TempDir(), "latchkey.db"), clock: testutil.NewClock(t0)}
 	e.master = make([]byte, keys.MasterKeySize)
 	_, _ = rand.Read(e.master)
 	raw, err := sqlite.Open(ctx, e.path, nil)

@@ -20,7 +20,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
 )
 
@@ -65,27 +65,9 @@ type server struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	base   string
-	stderr *syncBuffer
+	stderr *testutil.Buffer
 	stdout []map[string]any // the JSON lines printed up to "listening"
 	done   chan error
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startServer runs the server on dir and a free port, and waits until it
@@ -94,7 +76,7 @@ func startServer(t *testing.T, dir string, args ...string) *server {
 	t.Helper()
 	cmd := exec.Command(serverBin, append([]string{"serve", "-addr", "127.0.0.1:0", "-data", dir}, args...)...)
 	cmd.Env = childEnv()
-	s := &server{t: t, cmd: cmd, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s := &server{t: t, cmd: cmd, stderr: &testutil.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = s.stderr
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)

@@ -1,7 +1,6 @@
 package console_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 
 	"github.com/latchkey-dev/latchkey"
 	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/keys/console"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
@@ -44,8 +43,8 @@ type fixture struct {
 	st      *sqlite.Store
 	srv     *httptest.Server
 	console *console.Handler
-	clock   *clock
-	logs    *syncBuffer
+	clock   *testutil.Clock
+	logs    *testutil.Buffer
 }
 
 type fixtureOptions struct {
@@ -64,7 +63,7 @@ func newFixture(t *testing.T, o *fixtureOptions) *fixture {
 		o = &fixtureOptions{}
 	}
 	ctx := context.Background()
-	f := &fixture{clock: newClock(), logs: &syncBuffer{}}
+	f := &fixture{clock: testutil.NewClock(time.Now()), logs: &testutil.Buffer{}}
 	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -144,44 +143,6 @@ func (f *fixture) apiStatus(t *testing.T, p, token string) int {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
 	return resp.StatusCode
-}
-
-// clock is a settable clock for the console's session expiry.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Now()} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // client is a browser-like HTTP client of one console: it keeps cookies and
