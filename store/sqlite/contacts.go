@@ -3,8 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
@@ -16,9 +18,10 @@ const (
 	// means no project.
 	contactTopSQL    = `SELECT contact_top_at, contact_top_id FROM projects WHERE id = ?`
 	setContactTopSQL = `UPDATE projects SET contact_top_at = ?, contact_top_id = ? WHERE id = ?`
-	insertContactSQL = `INSERT INTO contacts (project_id, created_at, id, name) VALUES (?, ?, ?, ?)`
-	// The keyset queries read the primary key (project_id, created_at, id)
-	// from a seek to the cursor: no OFFSET, no sort.
+	insertContactSQL = `INSERT INTO contacts (project_id, pos, id, name) VALUES (?, ?, ?, ?)`
+	// The keyset queries read the primary key (project_id, pos) from a seek
+	// to the cursor's position: no OFFSET, no sort, and no test per row
+	// (see migrations/0003_contact_pos.sql).
 	//
 	// The limit is written (? + 0), not ?: SQLite's planner reads a bare
 	// bound LIMIT parameter to tune the plan, and to keep that plan right it
@@ -26,18 +29,10 @@ const (
 	// again (sqlite3ExprIsInteger sets the statement's expmask), that is on
 	// every run. An expression is not read, so the prepared statement is
 	// reused; the plan is the same (the keyset seek needs no row estimate).
-	//
-	// The cursor's values are written ((? + 0), (? || '')) for a measured
-	// reason only: in interleaved benchmark runs the page after 1,000,000
-	// contacts costs about 1.03x the first page this way and about 1.13x
-	// with bare parameters, with the same plan (TestListContacts_
-	// QueryPlanUsesIndex) and no re-prepare in the profile of either; the
-	// cause inside SQLite is not established. The comparison still uses the
-	// columns' affinity (INTEGER, TEXT BINARY), so results are identical.
-	listContactsFirstSQL = `SELECT created_at, id, name FROM contacts WHERE project_id = ?
-ORDER BY created_at, id LIMIT (? + 0)`
-	listContactsAfterSQL = `SELECT created_at, id, name FROM contacts WHERE project_id = ? AND (created_at, id) > ((? + 0), (? || ''))
-ORDER BY created_at, id LIMIT (? + 0)`
+	listContactsFirstSQL = `SELECT pos, name FROM contacts WHERE project_id = ?
+ORDER BY pos LIMIT (? + 0)`
+	listContactsAfterSQL = `SELECT pos, name FROM contacts WHERE project_id = ? AND pos > ?
+ORDER BY pos LIMIT (? + 0)`
 	deleteContactSQL = `DELETE FROM contacts WHERE id = ? AND project_id = ?`
 )
 
@@ -122,7 +117,7 @@ func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Conta
 			return err
 		}
 		at = f.place(micros(c.CreatedAt), c.ID)
-		if _, err := t.exec(insertContactSQL, c.ProjectID, at, c.ID, c.Name); err != nil {
+		if _, err := t.exec(insertContactSQL, c.ProjectID, contactPos(at, c.ID), c.ID, c.Name); err != nil {
 			return err
 		}
 		f.raise(at, c.ID)
@@ -173,7 +168,7 @@ func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store
 			for _, c := range chunk {
 				at := f.place(micros(c.CreatedAt), c.ID)
 				top.raise(at, c.ID)
-				args = append(args, projectID, at, c.ID, c.Name)
+				args = append(args, projectID, contactPos(at, c.ID), c.ID, c.Name)
 			}
 			if _, err := t.exec(multiInsertContactsSQL(len(chunk)), args...); err != nil {
 				return err
@@ -201,7 +196,7 @@ var fullContactBatchSQL = buildMultiInsert(contactBatch)
 
 func buildMultiInsert(n int) string {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO contacts (project_id, created_at, id, name) VALUES `)
+	b.WriteString(`INSERT INTO contacts (project_id, pos, id, name) VALUES `)
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteString(", ")
@@ -211,13 +206,33 @@ func buildMultiInsert(n int) string {
 	return b.String()
 }
 
+// contactPos returns the stored position of a contact created at the
+// microsecond at with id: at as 8 bytes big-endian with the sign bit flipped,
+// then id. Positions compare byte by byte as (at, id) compare.
+func contactPos(at int64, id string) []byte {
+	b := make([]byte, 8, 8+len(id))
+	binary.BigEndian.PutUint64(b, uint64(at)^(1<<63))
+	return append(b, id...)
+}
+
+// splitPos returns the created_at microsecond and the length of the id of
+// the position pos.
+func splitPos(pos []byte) (int64, error) {
+	if len(pos) <= 8 {
+		return 0, fmt.Errorf("contact position of %d bytes", len(pos))
+	}
+	return int64(binary.BigEndian.Uint64(pos) ^ (1 << 63)), nil
+}
+
 // ListContacts returns at most req.Limit contacts of the project that sort
 // strictly after req.After, in ascending (CreatedAt, ID) order with ids
 // compared byte by byte, and whether more follow. It seeks the primary key
-// (project_id, created_at, id) to the cursor and reads req.Limit+1 rows, so a
-// page costs the same at any depth. An unknown project lists as empty. It
-// returns an error matching store.ErrInvalid for an invalid project id or a
-// limit below 1.
+// (project_id, pos) to the cursor and reads req.Limit+1 rows, so a page costs
+// the same at any depth. An unknown project lists as empty. It returns an
+// error matching store.ErrInvalid for an invalid project id or a limit below
+// 1.
+//
+// On a file database the rows are read on the raw read path (rawread.go).
 func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
 	const op = "list contacts"
 	if !store.ValidProjectID(projectID) {
@@ -226,37 +241,138 @@ func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate
 	if req.Limit < 1 {
 		return paginate.Page[store.Contact]{}, invalid(op, "limit below 1")
 	}
+	var page paginate.Page[store.Contact]
+	var err error
+	if s.raw != nil {
+		page, err = s.listContactsRaw(ctx, projectID, req)
+	} else {
+		page, err = s.listContactsSQL(ctx, projectID, req)
+	}
+	return page, wrap(op, err)
+}
+
+// pageText collects the rows of a page: their positions and names are
+// appended to one buffer, and the contacts' strings are slices of it.
+type pageText struct {
+	text []byte
+	rows []pageRow
+}
+
+// pageRow is where a row's position and name end in pageText.text.
+type pageRow struct {
+	posEnd, nameEnd int
+}
+
+func newPageText(limit int) *pageText {
+	n := min(limit+1, paginate.MaxLimit+1)
+	return &pageText{text: make([]byte, 0, 72*n), rows: make([]pageRow, 0, n)}
+}
+
+// contacts returns the collected rows as contacts of projectID, and whether
+// more than limit were collected. It must be called once, after the last row.
+func (p *pageText) page(projectID string, limit int) (paginate.Page[store.Contact], error) {
+	all := unsafe.String(unsafe.SliceData(p.text), len(p.text)) // p.text is not written again
+	items := make([]store.Contact, len(p.rows))
+	start := 0
+	for i, r := range p.rows {
+		at, err := splitPos(p.text[start:r.posEnd])
+		if err != nil {
+			return paginate.Page[store.Contact]{}, err
+		}
+		items[i] = store.Contact{
+			ID:        all[start+8 : r.posEnd],
+			ProjectID: projectID,
+			Name:      all[r.posEnd:r.nameEnd],
+			CreatedAt: fromMicros(at),
+		}
+		start = r.nameEnd
+	}
+	page := paginate.Page[store.Contact]{Items: items}
+	if len(items) > limit {
+		page.Items, page.HasMore = items[:limit], true
+	}
+	return page, nil
+}
+
+// listContactsRaw runs the keyset query on a raw connection.
+func (s *Store) listContactsRaw(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
+	c, err := s.raw.get(ctx)
+	if err != nil {
+		return paginate.Page[store.Contact]{}, err
+	}
+	defer s.raw.put(c)
+	var argv [3]rawArg
+	args := argv[:0]
+	query := listContactsFirstSQL
+	if req.After.IsZero() {
+		args = append(args, textArg(projectID), intArg(int64(req.Limit)+1))
+	} else {
+		query = listContactsAfterSQL
+		args = append(args, textArg(projectID), blobArg(contactPos(micros(req.After.CreatedAt), req.After.ID)), intArg(int64(req.Limit)+1))
+	}
+	st, err := c.stmt(query)
+	if err != nil {
+		return paginate.Page[store.Contact]{}, err
+	}
+	defer c.reset(st)
+	if err := c.start(st, args); err != nil {
+		return paginate.Page[store.Contact]{}, err
+	}
+	pt := newPageText(req.Limit)
+	for len(pt.rows) < cap(pt.rows) {
+		ok, err := c.next(st)
+		if err != nil {
+			return paginate.Page[store.Contact]{}, err
+		}
+		if !ok {
+			break
+		}
+		var r pageRow
+		if pt.text, err = c.appendBlob(pt.text, st, 0); err != nil {
+			return paginate.Page[store.Contact]{}, err
+		}
+		r.posEnd = len(pt.text)
+		if pt.text, err = c.appendText(pt.text, st, 1); err != nil {
+			return paginate.Page[store.Contact]{}, err
+		}
+		r.nameEnd = len(pt.text)
+		pt.rows = append(pt.rows, r)
+	}
+	return pt.page(projectID, req.Limit)
+}
+
+// listContactsSQL runs the keyset query through database/sql (":memory:").
+func (s *Store) listContactsSQL(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
 	var args []any
 	query := listContactsFirstSQL
 	if req.After.IsZero() {
 		args = []any{projectID, req.Limit + 1}
 	} else {
 		query = listContactsAfterSQL
-		args = []any{projectID, micros(req.After.CreatedAt), req.After.ID, req.Limit + 1}
+		args = []any{projectID, contactPos(micros(req.After.CreatedAt), req.After.ID), req.Limit + 1}
 	}
 	rows, err := s.query(ctx, query, args...)
 	if err != nil {
-		return paginate.Page[store.Contact]{}, wrap(op, err)
+		return paginate.Page[store.Contact]{}, err
 	}
 	defer rows.Close()
-	items := make([]store.Contact, 0, min(req.Limit+1, paginate.MaxLimit+1))
+	pt := newPageText(req.Limit)
+	var pos sql.RawBytes
+	var name sql.RawBytes
 	for rows.Next() {
-		c := store.Contact{ProjectID: projectID}
-		var at int64
-		if err := rows.Scan(&at, &c.ID, &c.Name); err != nil {
-			return paginate.Page[store.Contact]{}, wrap(op, err)
+		if err := rows.Scan(&pos, &name); err != nil {
+			return paginate.Page[store.Contact]{}, err
 		}
-		c.CreatedAt = fromMicros(at)
-		items = append(items, c)
+		pt.text = append(pt.text, pos...)
+		r := pageRow{posEnd: len(pt.text)}
+		pt.text = append(pt.text, name...)
+		r.nameEnd = len(pt.text)
+		pt.rows = append(pt.rows, r)
 	}
 	if err := rows.Err(); err != nil {
-		return paginate.Page[store.Contact]{}, wrap(op, err)
+		return paginate.Page[store.Contact]{}, err
 	}
-	page := paginate.Page[store.Contact]{Items: items}
-	if len(items) > req.Limit {
-		page.Items, page.HasMore = items[:req.Limit], true
-	}
-	return page, nil
+	return pt.page(projectID, req.Limit)
 }
 
 // DeleteContact deletes the contact, or returns an error matching

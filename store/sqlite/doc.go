@@ -29,7 +29,10 @@
 // starts a fresh snapshot, so a revocation committed by one process is seen by
 // the next read of every other. Within one process writes go through a single
 // connection and reads through a pool of [Options.MaxOpenConns] read-only
-// connections.
+// connections. ListContacts, the hottest read, and ChangeVersion use
+// read-only connections of their own, opened through SQLite's C API without
+// database/sql and without a connection mutex (see rawread.go); they see the
+// same file through the same library and locks.
 //
 // # Change signal
 //
@@ -63,6 +66,9 @@
 // Times are stored as INTEGER microseconds since the Unix epoch, UTC, so they
 // round-trip exactly at the microsecond precision the store contract states
 // and compare correctly in SQL. Ids are TEXT compared byte by byte (SQLite's
-// BINARY collation). Contacts are clustered on (project_id, created_at, id),
-// the keyset order of ListContacts, so a page costs the same at any depth.
+// BINARY collation). Contacts are clustered on (project_id, pos), where pos
+// is a BLOB that sorts exactly as (created_at, id): created_at as 8 bytes
+// big-endian with the sign bit flipped, then the id's bytes. A page is a seek
+// to pos > cursor and a forward scan with no test per row, so it costs the
+// same at any depth (migrations/0003_contact_pos.sql).
 package sqlite

@@ -1,9 +1,12 @@
 package sqlite
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -251,7 +254,7 @@ func TestListContacts_QueryPlanUsesIndex(t *testing.T) {
 		args []any
 	}{
 		{listContactsFirstSQL, []any{"p", 26}},
-		{listContactsAfterSQL, []any{"p", int64(100), "ct_x", 26}},
+		{listContactsAfterSQL, []any{"p", contactPos(100, "ct_x"), 26}},
 	} {
 		plan := queryPlan(t, s.read, q.sql, q.args...)
 		t.Logf("%s\n=> %s", q.sql, plan)
@@ -260,8 +263,8 @@ func TestListContacts_QueryPlanUsesIndex(t *testing.T) {
 		require.NotContains(t, plan, "TEMP B-TREE")
 		require.NotContains(t, plan, "SCAN")
 	}
-	plan := queryPlan(t, s.read, listContactsAfterSQL, "p", int64(100), "ct_x", 26)
-	require.Contains(t, plan, "(project_id=? AND (created_at,id)>(?,?))", "the seek uses the row value")
+	plan := queryPlan(t, s.read, listContactsAfterSQL, "p", contactPos(100, "ct_x"), 26)
+	require.Contains(t, plan, "(project_id=? AND pos>?)", "the seek uses the position")
 }
 
 func TestContacts_FloorRule(t *testing.T) {
@@ -369,4 +372,115 @@ func TestThrottle_PrunesEndedWindows(t *testing.T) {
 	c, _, err := s.Failures(ctx, "long", t0.Add(1300*time.Second), time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, 1, c)
+}
+
+// TestMigrate_ContactPosKeepsContacts opens a database made by a build
+// whose schema stopped at 0002 (contacts keyed by created_at and id), and
+// checks that migration 0003 keeps every contact, with its time and name,
+// in the same order, and that cursors and inserts work on the result.
+func TestMigrate_ContactPosKeepsContacts(t *testing.T) {
+	ms, err := loadMigrations()
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", fileDSN(path, time.Second, false))
+	require.NoError(t, err)
+	ctx := t.Context()
+	_, err = db.ExecContext(ctx, createMigrationsTableSQL)
+	require.NoError(t, err)
+	for _, m := range ms[:2] {
+		_, err = db.ExecContext(ctx, m.sql)
+		require.NoError(t, err, m.name)
+		_, err = db.ExecContext(ctx, recordMigrationSQL, m.version, m.name, 0)
+		require.NoError(t, err)
+	}
+	_, err = db.ExecContext(ctx, `INSERT INTO projects (id, created_at) VALUES ('p', 0), ('q', 0)`)
+	require.NoError(t, err)
+	// Times of both signs and equal times with ids ordered byte by byte
+	// (upper case sorts before lower case).
+	old := []struct {
+		project string
+		at      int64
+		id      string
+	}{
+		{"p", -62135596800000000, "c_year1"}, // 0001-01-01
+		{"p", -1, "c_neg"},
+		{"p", 0, "c_zero"},
+		{"p", 1732222222000000, "c_B"},
+		{"p", 1732222222000000, "c_a"},
+		{"p", 1732222222000000, "c_b"},
+		{"p", 253402300799999999, "c_max"}, // 9999-12-31
+		{"q", 5, "c_other"},
+	}
+	for _, c := range old {
+		_, err = db.ExecContext(ctx, `INSERT INTO contacts (project_id, created_at, id, name) VALUES (?, ?, ?, ?)`,
+			c.project, c.at, c.id, "name of "+c.id)
+		require.NoError(t, err)
+	}
+	_, err = db.ExecContext(ctx, `UPDATE projects SET contact_top_at = 253402300799999999, contact_top_id = 'c_max' WHERE id = 'p'`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	s := openFile(t, path, nil)
+	require.Equal(t, len(ms), migrationCount(t, s))
+	var notBlob int
+	require.NoError(t, s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM contacts WHERE typeof(pos) <> 'blob'`).Scan(&notBlob))
+	require.Zero(t, notBlob, "positions are stored as BLOBs")
+	var got []store.Contact
+	req := paginate.Request{Limit: 2}
+	for {
+		page, err := s.ListContacts(ctx, "p", req)
+		require.NoError(t, err)
+		got = append(got, page.Items...)
+		if !page.HasMore {
+			break
+		}
+		last := page.Items[len(page.Items)-1]
+		req.After = paginate.Cursor{ID: last.ID, CreatedAt: last.CreatedAt}
+	}
+	require.Len(t, got, 7)
+	for i, c := range old[:7] {
+		require.Equal(t, c.id, got[i].ID)
+		require.Equal(t, "name of "+c.id, got[i].Name)
+		require.Equal(t, "p", got[i].ProjectID)
+		require.True(t, fromMicros(c.at).Equal(got[i].CreatedAt), "%s: %v", c.id, got[i].CreatedAt)
+	}
+	created, err := s.CreateContact(ctx, store.Contact{ID: "c_new", ProjectID: "p", Name: "n", CreatedAt: time.Unix(0, 0)})
+	require.NoError(t, err)
+	require.Equal(t, int64(253402300799999999), micros(created.CreatedAt), "raised to the migrated floor (its id sorts after c_max)")
+	page, err := s.ListContacts(ctx, "p", paginate.Request{Limit: 10, After: paginate.Cursor{ID: "c_max", CreatedAt: fromMicros(253402300799999999)}})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 1)
+	require.Equal(t, "c_new", page.Items[0].ID)
+	_, err = s.CreateContact(ctx, store.Contact{ID: "c_a", ProjectID: "q", Name: "dup"})
+	require.ErrorIs(t, err, store.ErrConflict, "ids stay unique across projects")
+	q, err := s.ListContacts(ctx, "q", paginate.Request{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, q.Items, 1)
+	require.Equal(t, "c_other", q.Items[0].ID)
+}
+
+// TestContactPos_OrdersAsTimeThenID checks the position encoding against
+// the (created_at, id) order it stands for.
+func TestContactPos_OrdersAsTimeThenID(t *testing.T) {
+	ats := []int64{math.MinInt64, -62135596800000000, -1, 0, 1, 1732222222000000, math.MaxInt64}
+	ids := []string{"A", "a", "a\x00", "ab", "b", "\xff"}
+	for _, a1 := range ats {
+		for _, a2 := range ats {
+			for _, i1 := range ids {
+				for _, i2 := range ids {
+					want := cmp.Compare(a1, a2)
+					if want == 0 {
+						want = strings.Compare(i1, i2)
+					}
+					got := bytes.Compare(contactPos(a1, i1), contactPos(a2, i2))
+					require.Equal(t, want, got, "(%d,%q) vs (%d,%q)", a1, i1, a2, i2)
+				}
+			}
+			at, err := splitPos(contactPos(a1, "x"))
+			require.NoError(t, err)
+			require.Equal(t, a1, at)
+		}
+	}
+	_, err := splitPos([]byte("12345678"))
+	require.Error(t, err, "a position without an id")
 }

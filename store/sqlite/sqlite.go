@@ -64,6 +64,9 @@ type Store struct {
 	group       committer
 	// version answers ChangeVersion (see version.go).
 	version *versioner
+	// raw serves ListContacts on a file database (see rawread.go); nil
+	// for ":memory:".
+	raw *rawPool
 	// txPrepares counts statements prepared inside a transaction because
 	// they were not warmed (tests check that hot paths never do).
 	txPrepares atomic.Int64
@@ -147,13 +150,14 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		r.SetMaxIdleConns(n)
 		r.SetConnMaxLifetime(0)
 		r.SetConnMaxIdleTime(0)
-		ver, err := openVersioner(ctx, fileDSN(abs, busy, true))
+		ver, err := openVersioner(abs, busy)
 		if err != nil {
 			_ = r.Close()
 			_ = w.Close()
 			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 		}
 		s.read, s.write = r, w
+		s.raw = newRawPool(abs, busy, n)
 		s.rstmts = newStmtCache(r)
 		s.wstmts = newStmtCache(w)
 		s.version = ver
@@ -284,6 +288,9 @@ func escapePath(p string) string {
 // Close's result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		if s.raw != nil {
+			s.raw.close()
+		}
 		s.rstmts.close()
 		if s.wstmts != s.rstmts {
 			s.wstmts.close()

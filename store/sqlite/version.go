@@ -2,12 +2,11 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/latchkey-dev/latchkey/store"
 )
@@ -26,7 +25,9 @@ const dataVersionSQL = `PRAGMA data_version`
 // the Store's own writer connection, or of another process) has committed
 // since that connection's previous read; the dedicated connection never
 // writes, so every commit counts. The pragma reads only the WAL index
-// header: no table, no page of the database.
+// header: no table, no page of the database. The connection is a rawConn
+// (rawread.go): the pragma runs on every authenticated request, and without
+// database/sql and the driver's mutex it costs about half as much.
 //
 // data_version is 32 bits wide; wraps are counted in epoch so that values
 // never repeat. The connection is never replaced (a new one would start
@@ -37,16 +38,9 @@ const dataVersionSQL = `PRAGMA data_version`
 // other handle: data_version would not see its commits. It answers with
 // commits instead, a counter bumped after every write transaction.
 type versioner struct {
-	mu   sync.Mutex
-	db   *sql.DB   // the dedicated pool of one connection; nil for ":memory:"
-	conn *sql.Conn // pinned
-	// stmt is dataVersionSQL prepared on conn's driver connection, used
-	// only inside conn.Raw, under mu.
-	stmt  driver.Stmt
-	query driver.StmtQueryContext
-	dest  []driver.Value
-	raw   func(dc any) error // reads into dv; allocated once
-	dv    int64
+	mu    sync.Mutex
+	conn  *rawConn // nil for ":memory:"
+	stmt  uintptr  // dataVersionSQL prepared on conn
 	last  uint32
 	epoch uint64
 	seen  bool
@@ -55,89 +49,52 @@ type versioner struct {
 	closed  atomic.Bool
 }
 
-// openVersioner opens the dedicated connection of a file database whose
-// read-only DSN is dsn.
-func openVersioner(ctx context.Context, dsn string) (*versioner, error) {
-	db, err := sql.Open("sqlite", dsn)
+// openVersioner opens the dedicated connection of the database file at the
+// absolute path abs.
+func openVersioner(abs string, busy time.Duration) (*versioner, error) {
+	c, err := openRawConn(abs, busy)
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
-	db.SetConnMaxIdleTime(0)
-	conn, err := db.Conn(ctx)
+	st, err := c.stmt(dataVersionSQL)
 	if err != nil {
-		_ = db.Close()
+		c.close()
 		return nil, err
 	}
-	v := &versioner{db: db, conn: conn, dest: make([]driver.Value, 1)}
-	err = conn.Raw(func(dc any) error {
-		p, ok := dc.(driver.ConnPrepareContext)
-		if !ok {
-			return fmt.Errorf("driver connection %T cannot prepare with a context", dc)
-		}
-		st, err := p.PrepareContext(ctx, dataVersionSQL)
-		if err != nil {
-			return err
-		}
-		q, ok := st.(driver.StmtQueryContext)
-		if !ok {
-			_ = st.Close()
-			return fmt.Errorf("driver statement %T cannot query with a context", st)
-		}
-		v.stmt, v.query = st, q
-		return nil
-	})
+	return &versioner{conn: c, stmt: st}, nil
+}
+
+// read returns the connection's data_version.
+func (v *versioner) read() (int64, error) {
+	c := v.conn
+	defer c.reset(v.stmt)
+	ok, err := c.next(v.stmt)
 	if err != nil {
-		_ = conn.Close()
-		_ = db.Close()
-		return nil, err
+		return 0, err
 	}
-	// The driver's statement is used through Raw only, so database/sql
-	// never uses the connection concurrently, and it costs no allocation
-	// of database/sql's Rows per call.
-	v.raw = func(any) error {
-		// No context: the driver would watch a cancellable one with a
-		// goroutine per call, and the pragma takes microseconds.
-		rows, err := v.query.QueryContext(context.Background(), nil)
-		if err != nil {
-			return err
-		}
-		err = rows.Next(v.dest)
-		if cerr := rows.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
-		n, ok := v.dest[0].(int64)
-		if !ok {
-			return fmt.Errorf("data_version is %T", v.dest[0])
-		}
-		v.dv = n
-		return nil
+	if !ok {
+		return 0, errors.New("data_version returned no row")
 	}
-	return v, nil
+	return c.int64(v.stmt, 0), nil
 }
 
 // committed notes a finished write transaction (committed or not: counting
 // one too many only costs a caller a read).
 func (v *versioner) committed() {
-	if v.db == nil {
+	if v.conn == nil {
 		v.commits.Add(1)
 	}
 }
 
 func (v *versioner) close() error {
 	v.closed.Store(true)
-	if v.db == nil {
+	if v.conn == nil {
 		return nil
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	err := v.conn.Raw(func(any) error { return v.stmt.Close() })
-	return errors.Join(err, v.conn.Close(), v.db.Close())
+	v.conn.close()
+	return nil
 }
 
 // ChangeVersion returns the database's change version, following the
@@ -152,7 +109,7 @@ func (s *Store) ChangeVersion(ctx context.Context) (uint64, error) {
 	if v.closed.Load() {
 		return 0, errors.New("sqlite: change version: store closed")
 	}
-	if v.db == nil {
+	if v.conn == nil {
 		return v.commits.Load(), nil
 	}
 	v.mu.Lock()
@@ -160,10 +117,14 @@ func (s *Store) ChangeVersion(ctx context.Context) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("sqlite: change version: %w", err)
 	}
-	if err := v.conn.Raw(v.raw); err != nil {
+	if v.closed.Load() {
+		return 0, errors.New("sqlite: change version: store closed")
+	}
+	dv, err := v.read()
+	if err != nil {
 		return 0, fmt.Errorf("sqlite: change version: %w", err)
 	}
-	cur := uint32(v.dv)
+	cur := uint32(dv)
 	if v.seen && cur < v.last {
 		v.epoch++
 	}
