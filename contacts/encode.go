@@ -2,7 +2,6 @@ package contacts
 
 import (
 	"strconv"
-	"time"
 	"unicode/utf8"
 
 	"github.com/latchkey-dev/latchkey/paginate"
@@ -25,7 +24,7 @@ func appendResponse(b []byte, resp paginate.Response[item]) []byte {
 		b = append(b, `,"name":`...)
 		b = appendString(b, it.Name)
 		b = append(b, `,"created_at":"`...)
-		b = appendTime(b, it.CreatedAt)
+		b = paginate.AppendTime(b, it.CreatedAt)
 		b = append(b, `"}`...)
 	}
 	b = append(b, `],"pagination":{"limit":`...)
@@ -38,31 +37,40 @@ func appendResponse(b []byte, resp paginate.Response[item]) []byte {
 	return b
 }
 
-// appendTime appends t as paginate.TimeLayout formats it
-// ("2006-01-02T15:04:05.000000Z", in UTC), without the layout
-// interpretation of time.Time.AppendFormat. Years outside 0..9999 fall back
-// to AppendFormat.
-func appendTime(b []byte, t time.Time) []byte {
-	t = t.UTC()
-	year, month, day := t.Date()
-	if year < 0 || year > 9999 {
-		return t.Truncate(time.Microsecond).AppendFormat(b, paginate.TimeLayout)
-	}
-	hour, minute, sec := t.Clock()
-	us := t.Nanosecond() / 1000
-	b = append(b,
-		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
-		byte('0'+int(month)/10), byte('0'+int(month)%10), '-',
-		byte('0'+day/10), byte('0'+day%10), 'T',
-		byte('0'+hour/10), byte('0'+hour%10), ':',
-		byte('0'+minute/10), byte('0'+minute%10), ':',
-		byte('0'+sec/10), byte('0'+sec%10), '.',
-		byte('0'+us/100000), byte('0'+us/10000%10), byte('0'+us/1000%10),
-		byte('0'+us/100%10), byte('0'+us/10%10), byte('0'+us%10), 'Z')
-	return b
-}
-
 const hex = "0123456789abcdef"
+
+// safe[c] reports whether encoding/json writes the byte c of a string as it
+// is: printable ASCII other than '"', '\\', '<', '>' and '&'. Bytes from
+// 0x80 up are false; they start UTF-8 sequences, checked one by one.
+var safe = func() (t [256]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
+// Constants of the word-at-a-time check in wordSafe: every byte 0x01, every
+// byte 0x80.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// wordSafe reports whether all of the 8 bytes packed in x are safe. Each
+// term below has the high bit of some byte set if and only if some byte of x
+// is of its kind; borrows can mark bytes above the one found as well, never
+// a word with none. zero finds zero bytes, so exclusive ors find bytes equal
+// to a value: '<' and '>' differ from 0x3e in bit 1 only, '"' and '&' from
+// 0x26 in bit 2 only.
+func wordSafe(x uint64) bool {
+	zero := func(v uint64) uint64 { return (v - ones) &^ v }
+	unsafe := x | // bytes from 0x80 up
+		(x-0x20*ones)&^x | // bytes below 0x20
+		zero(x^'\\'*ones) | // '\\'
+		zero((x|0x02*ones)^0x3e*ones) | // '<' and '>'
+		zero((x|0x04*ones)^0x26*ones) // '"' and '&'
+	return unsafe&highs == 0
+}
 
 // appendString appends s as a JSON string exactly as encoding/json does:
 // '"' and '\\' escaped, \b \f \n \r \t short forms, other control characters,
@@ -72,12 +80,21 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= ' ' && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
+		if i+8 <= len(s) {
+			w := s[i : i+8]
+			x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+			if wordSafe(x) {
+				i += 8
 				continue
 			}
+		}
+		c := s[i]
+		if safe[c] {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':

@@ -2,6 +2,7 @@ package contacts
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,33 +53,25 @@ func TestAppendResponse_matchesEncodingJSON(t *testing.T) {
 	}
 }
 
-func TestAppendTime(t *testing.T) {
-	times := []time.Time{
-		{},
-		time.Date(2026, 11, 21, 10, 15, 30, 123456789, time.UTC),
-		time.Date(1999, 1, 2, 3, 4, 5, 999, time.FixedZone("x", -7*3600)),
-		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
-		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
-		time.Date(-5, 1, 1, 0, 0, 0, 0, time.UTC),
-		time.Unix(0, 0),
-		time.Now(),
-	}
-	for _, tm := range times {
-		want := tm.UTC().Truncate(time.Microsecond).Format(paginate.TimeLayout)
-		require.Equal(t, want, string(appendTime(nil, tm)), "%v", tm)
-	}
-}
-
-func FuzzAppendTime(f *testing.F) {
-	f.Add(int64(0), int64(0))
-	f.Add(int64(1795291650), int64(848227000))
-	f.Fuzz(func(t *testing.T, sec, nsec int64) {
-		tm := time.Unix(sec%(400*365*86400*30), nsec)
-		want := tm.UTC().Truncate(time.Microsecond).Format(paginate.TimeLayout)
-		if got := string(appendTime(nil, tm)); got != want {
-			t.Fatalf("appendTime(%v) = %s, want %s", tm, got, want)
+func TestAppendString_everyByteInEveryPosition(t *testing.T) {
+	// Each byte value in each lane of the word-at-a-time check and in the
+	// byte-at-a-time tail, and a few multi-byte characters across a word's
+	// end.
+	filler := strings.Repeat("a", 19)
+	var in []string
+	for pos := 0; pos < len(filler); pos++ {
+		for c := 0; c < 256; c++ {
+			in = append(in, filler[:pos]+string([]byte{byte(c)})+filler[pos+1:])
 		}
-	})
+		for _, r := range []string{"é", "日", "🎉", "\u2028", "\u2029", "\xed\xa0\x80"} {
+			in = append(in, filler[:pos]+r+filler[pos:])
+		}
+	}
+	for _, s := range in {
+		want, err := json.Marshal(s)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(appendString(nil, s)), "appendString(%q)", s)
+	}
 }
 
 func FuzzAppendString(f *testing.F) {
@@ -94,4 +87,48 @@ func FuzzAppendString(f *testing.F) {
 			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
 		}
 	})
+}
+
+// benchPage is a full default page of realistic contacts and its pagination.
+func benchPage() paginate.Response[item] {
+	names := []string{"Ada Lovelace", "Grace Hopper", "Alan Turing", "Katherine Johnson", "Edsger Dijkstra"}
+	at := time.Date(2026, 11, 21, 10, 15, 30, 123456000, time.UTC)
+	data := make([]item, 25)
+	for i := range data {
+		data[i] = item{
+			ID:        "ct_01jd9x6x0k3v8m2q4r5t6w" + string(rune('a'+i)) + "y8z",
+			Name:      names[i%len(names)],
+			CreatedAt: at.Add(time.Duration(i) * 1234567 * time.Microsecond),
+		}
+	}
+	last := data[len(data)-1]
+	next := paginate.Cursor{ID: last.ID, CreatedAt: last.CreatedAt}.String()
+	return paginate.Response[item]{Data: data, Pagination: paginate.Pagination{Limit: 25, HasMore: true, NextCursor: next}}
+}
+
+func BenchmarkAppendResponse(b *testing.B) {
+	resp := benchPage()
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = appendResponse(buf[:0], resp)
+	}
+	b.SetBytes(int64(len(buf)))
+}
+
+func BenchmarkAppendString(b *testing.B) {
+	for name, s := range map[string]string{
+		"id":     "ct_01jd9x6x0k3v8m2q4r5t6w7y8z",
+		"name":   "Ada Lovelace",
+		"cursor": "ct_01jd9x6x0k3v8m2q4r5t6w7y8z:2026-11-21T10:15:30.123456Z",
+		"utf8":   "Émile Zola 日本",
+	} {
+		b.Run(name, func(b *testing.B) {
+			buf := make([]byte, 0, 256)
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = appendString(buf[:0], s)
+			}
+		})
+	}
 }

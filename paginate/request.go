@@ -61,13 +61,17 @@ func ParseRequest(q url.Values) (Request, error) {
 	return req, nil
 }
 
+// errBadLimit is the error of every limit that is not a positive decimal
+// integer, built once so that a rejected limit costs no allocation.
+var errBadLimit = fmt.Errorf("%w: must be an integer from 1 to %d", ErrInvalidLimit, MaxLimit)
+
 func parseLimit(s string) (int, error) {
 	if s == "" {
-		return 0, fmt.Errorf("%w: must be an integer from 1 to %d", ErrInvalidLimit, MaxLimit)
+		return 0, errBadLimit
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return 0, fmt.Errorf("%w: must be an integer from 1 to %d", ErrInvalidLimit, MaxLimit)
+			return 0, errBadLimit
 		}
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
@@ -76,7 +80,7 @@ func parseLimit(s string) (int, error) {
 		return MaxLimit, nil
 	}
 	if n == 0 {
-		return 0, fmt.Errorf("%w: must be an integer from 1 to %d", ErrInvalidLimit, MaxLimit)
+		return 0, errBadLimit
 	}
 	if n > MaxLimit {
 		return MaxLimit, nil
