@@ -263,13 +263,15 @@ type pageRow struct {
 	posEnd, nameEnd int
 }
 
+// newPageText returns an empty pageText sized for limit+1 rows.
 func newPageText(limit int) *pageText {
 	n := min(limit+1, paginate.MaxLimit+1)
 	return &pageText{text: make([]byte, 0, 72*n), rows: make([]pageRow, 0, n)}
 }
 
-// contacts returns the collected rows as contacts of projectID, and whether
-// more than limit were collected. It must be called once, after the last row.
+// page returns the collected rows as a page of contacts of projectID: the
+// first limit of them, with HasMore if there were more. It must be called
+// once, after the last row: the contacts' strings share p.text.
 func (p *pageText) page(projectID string, limit int) (paginate.Page[store.Contact], error) {
 	all := unsafe.String(unsafe.SliceData(p.text), len(p.text)) // p.text is not written again
 	items := make([]store.Contact, len(p.rows))
@@ -296,6 +298,11 @@ func (p *pageText) page(projectID string, limit int) (paginate.Page[store.Contac
 
 // listContactsRaw runs the keyset query on a raw connection.
 func (s *Store) listContactsRaw(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
+	// The query takes microseconds and is not interrupted; a request
+	// already cancelled is not run, as on database/sql.
+	if err := ctx.Err(); err != nil {
+		return paginate.Page[store.Contact]{}, err
+	}
 	c, err := s.raw.get(ctx)
 	if err != nil {
 		return paginate.Page[store.Contact]{}, err
