@@ -43,7 +43,9 @@ type Options struct {
 	// process before failing. Zero means DefaultBusyTimeout.
 	BusyTimeout time.Duration
 	// MaxOpenConns is the size of the pool of read-only connections of a
-	// file database. Writes always use one more, dedicated connection.
+	// file database, and of the pool of raw read-only connections that
+	// serve ListContacts (rawread.go); each is opened as needed. Writes
+	// always use one more, dedicated connection, and ChangeVersion another.
 	// Zero means max(4, GOMAXPROCS). It is ignored for ":memory:", which
 	// uses exactly one connection.
 	MaxOpenConns int
