@@ -67,7 +67,9 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return errors.New("contacts: no project in the request context")
 	}
-	req, err := paginate.ParseRequest(r.URL.Query())
+	// ParseQuery reads the raw query without building url.Values, and
+	// rejects a limit or cursor that r.URL.Query() would silently drop.
+	req, err := paginate.ParseQuery(r.URL.RawQuery)
 	switch {
 	case errors.Is(err, paginate.ErrInvalidLimit):
 		return httpapi.Errorf(httpapi.CodeInvalidParameter,

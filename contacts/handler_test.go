@@ -183,6 +183,11 @@ func TestList_limits(t *testing.T) {
 		"clamped":  {"?limit=1000", 100, 100},
 		"huge":     {"?limit=99999999999999999999999", 100, 100},
 		"leading0": {"?limit=007", 7, 7},
+
+		// The raw query is read as url.ParseQuery reads it.
+		"escaped key":    {"?%6Cimit=3", 3, 3},
+		"escaped value":  {"?limit=%34", 4, 4},
+		"other bad pair": {"?x=%zz&limit=2", 2, 2},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -214,6 +219,13 @@ func TestList_invalidParameters(t *testing.T) {
 		"cursor empty":       {"cursor=", "invalid_cursor"},
 		"cursor repeated":    {"cursor=ct_a:2026-01-01T00:00:00.000000Z&cursor=ct_a:2026-01-01T00:00:00.000000Z", "invalid_cursor"},
 		"cursor space in id": {"cursor=ct%20a:2026-01-01T00:00:00.000000Z", "invalid_cursor"},
+		// Pairs url.ParseQuery drops: the parameter was given, and is invalid.
+		"cursor bad escape":    {"cursor=%zz", "invalid_cursor"},
+		"cursor semicolon":     {"cursor=ct_a:2026-01-01T00:00:00.000000Z;x", "invalid_cursor"},
+		"limit bad escape":     {"limit=%zz", "invalid_parameter"},
+		"limit semicolon":      {"limit=5;", "invalid_parameter"},
+		"escaped key, bad":     {"%6Cimit=%zz", "invalid_parameter"},
+		"limit bad, cursor ok": {"limit=%zz&cursor=ct_a:2026-01-01T00:00:00.000000Z", "invalid_parameter"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

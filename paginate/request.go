@@ -1,10 +1,11 @@
 package paginate
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/url"
-	"strconv"
+	"strings"
 )
 
 // Page size bounds shared by every list endpoint.
@@ -65,25 +66,280 @@ func ParseRequest(q url.Values) (Request, error) {
 // integer, built once so that a rejected limit costs no allocation.
 var errBadLimit = fmt.Errorf("%w: must be an integer from 1 to %d", ErrInvalidLimit, MaxLimit)
 
-func parseLimit(s string) (int, error) {
-	if s == "" {
+// parseLimit returns the page size s asks for: s must be a decimal integer
+// of at least one digit and above zero; a value above MaxLimit, however
+// long, is clamped to MaxLimit.
+func parseLimit[T string | []byte](s T) (int, error) {
+	if len(s) == 0 {
 		return 0, errBadLimit
 	}
+	n := 0
 	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
+		d := s[i] - '0'
+		if d > 9 {
 			return 0, errBadLimit
 		}
+		// Past MaxLimit the value only matters as "too large", so n
+		// stops growing there and never overflows.
+		if n <= MaxLimit {
+			n = n*10 + int(d)
+		}
 	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		// Only overflow reaches here: a huge positive number clamps.
-		return MaxLimit, nil
-	}
-	if n == 0 {
+	switch {
+	case n == 0:
 		return 0, errBadLimit
-	}
-	if n > MaxLimit {
+	case n > MaxLimit:
 		return MaxLimit, nil
 	}
-	return int(n), nil
+	return n, nil
+}
+
+// The errors of a limit or cursor pair that url.ParseQuery rejects, built
+// once so that a rejected pair costs no allocation.
+var (
+	errLimitMalformed  = fmt.Errorf("%w: malformed query pair (a ';' or a bad %%-escape)", ErrInvalidLimit)
+	errCursorMalformed = fmt.Errorf("%w: malformed query pair (a ';' or a bad %%-escape)", ErrInvalidCursor)
+)
+
+// ParseQuery reads the limit and cursor parameters from rawQuery, a query
+// string without its '?' as [url.URL.RawQuery] holds it, by the rules of
+// [ParseRequest], without building a [url.Values]. It allocates nothing
+// for the queries clients send, escaped cursors included; only a cursor
+// whose id is escaped itself (one string, the id), a limit longer than 32
+// bytes unescaped, and a parameter given twice (the error) allocate.
+//
+// Whenever url.ParseQuery(rawQuery) succeeds, ParseQuery returns the Request
+// that ParseRequest returns for its result, or an error matching the same
+// one of ErrInvalidLimit and ErrInvalidCursor. The query is read as
+// url.ParseQuery reads it: pairs are split at '&' only and empty pairs are
+// skipped; a pair is split at its first '='; a pair without '=' has an empty
+// value; keys and values are unescaped, '+' meaning a space, so that
+// "%6Cimit=5" is a limit; a key given twice counts twice; and other keys are
+// ignored.
+//
+// ParseQuery departs from r.URL.Query() only where url.ParseQuery reports
+// an error. A pair holding a ';' or a malformed %-escape, which
+// url.ParseQuery leaves out, is an invalid limit or an invalid cursor if its
+// key, unescaped, is "limit" or "cursor": the error then matches
+// ErrInvalidLimit or ErrInvalidCursor, as a wrong value of that parameter
+// would, so that "cursor=%zz" is not served the first page. Such a pair with
+// any other key is ignored. And ParseQuery reads the query however many
+// pairs it has, where url.ParseQuery gives up on more than 10000.
+func ParseQuery(rawQuery string) (Request, error) {
+	var (
+		limits, cursors int    // how many times each key was given
+		limit, cursor   string // the last value of each, still escaped
+	)
+	for q := rawQuery; q != ""; {
+		var pair string
+		pair, q, _ = strings.Cut(q, "&")
+		key, value, _ := strings.Cut(pair, "=")
+		switch {
+		case key == "limit" || keyIs(key, "limit"):
+			limits++
+			limit = value
+		case key == "cursor" || keyIs(key, "cursor"):
+			cursors++
+			cursor = value
+		}
+	}
+
+	req := Request{Limit: DefaultLimit}
+	if limits > 0 {
+		if limits != 1 {
+			return Request{}, fmt.Errorf("%w: limit given %d times", ErrInvalidLimit, limits)
+		}
+		// A key with a literal ';' never unescapes to limit or cursor,
+		// so a ';' in a pair of theirs is in the value.
+		if strings.IndexByte(limit, ';') >= 0 {
+			return Request{}, errLimitMalformed
+		}
+		n, err := parseLimitComponent(limit)
+		if err != nil {
+			return Request{}, err
+		}
+		req.Limit = n
+	}
+	if cursors > 0 {
+		if cursors != 1 {
+			return Request{}, fmt.Errorf("%w: cursor given %d times", ErrInvalidCursor, cursors)
+		}
+		if strings.IndexByte(cursor, ';') >= 0 {
+			return Request{}, errCursorMalformed
+		}
+		c, err := parseCursorComponent(cursor)
+		if err != nil {
+			return Request{}, err
+		}
+		req.After = c
+	}
+	return req, nil
+}
+
+// parseLimitComponent is parseLimit of the escaped query value v.
+func parseLimitComponent(v string) (int, error) {
+	from := firstEscape(v)
+	if from < 0 {
+		return parseLimit(v)
+	}
+	var buf [32]byte
+	n, ok, fits := unescape(buf[:], v, from)
+	switch {
+	case !ok:
+		return 0, errLimitMalformed
+	case !fits:
+		// A limit padded with many escaped zeros.
+		long := make([]byte, len(v))
+		n, _, _ = unescape(long, v, from)
+		return parseLimit(long[:n])
+	}
+	return parseLimit(buf[:n])
+}
+
+// parseCursorComponent is ParseCursor of the escaped query value v. It
+// takes the cursor apart in the same steps, with the same errors, on a
+// stack copy of the unescaped value; the id is a substring of v unless it
+// was escaped itself. A change to ParseCursor must be made here too;
+// FuzzParseQueryEscapedCursor compares the two.
+func parseCursorComponent(v string) (Cursor, error) {
+	from := firstEscape(v)
+	if from < 0 {
+		return ParseCursor(v)
+	}
+	var buf [maxCursorLen]byte
+	n, ok, fits := unescape(buf[:], v, from)
+	switch {
+	case !ok:
+		return Cursor{}, errCursorMalformed
+	case !fits:
+		return Cursor{}, errCursorTooLong
+	}
+	b := buf[:n]
+	colon := bytes.IndexByte(b, ':')
+	if colon < 0 {
+		return Cursor{}, errCursorNoColon
+	}
+	if colon == 0 {
+		return Cursor{}, errCursorEmptyID
+	}
+	for _, c := range b[:colon] {
+		if c <= ' ' || c >= 0x7f {
+			return Cursor{}, errCursorBadID
+		}
+	}
+	ts := b[colon+1:]
+	if len(ts) != len(TimeLayout) {
+		return Cursor{}, errCursorBadTime
+	}
+	// The conversion does not escape and is short, so it stays on the
+	// stack.
+	t, ok := parseTime(string(ts))
+	if !ok {
+		return Cursor{}, errCursorBadTime
+	}
+	// v and its unescaped form agree up to the first '%' or '+'.
+	id := v[:colon]
+	if from < colon {
+		id = string(b[:colon])
+	}
+	return Cursor{ID: id, CreatedAt: t}, nil
+}
+
+// firstEscape returns the index of the first '%' or '+' in s, or -1 if s
+// needs no unescaping.
+func firstEscape(s string) int {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		i = len(s)
+	}
+	if j := strings.IndexByte(s[:i], '+'); j >= 0 {
+		return j
+	}
+	if i == len(s) {
+		return -1
+	}
+	return i
+}
+
+// unescape writes the query component s to dst unescaped, as
+// url.QueryUnescape would, and returns the number of bytes written. s[:from]
+// must hold no '%' or '+'. ok is false if s holds a malformed escape, one
+// '%' not followed by two hex digits; fits is false if the unescaped s is
+// longer than dst.
+func unescape(dst []byte, s string, from int) (n int, ok, fits bool) {
+	if from > len(dst) {
+		return 0, wellFormed(s[from:]), false
+	}
+	n = copy(dst, s[:from])
+	for i := from; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '%':
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return 0, false, true
+			}
+			c = unhex(s[i+1])<<4 | unhex(s[i+2])
+			i += 2
+		case '+':
+			c = ' '
+		}
+		if n == len(dst) {
+			return 0, wellFormed(s[i:]), false
+		}
+		dst[n] = c
+		n++
+	}
+	return n, true, true
+}
+
+// wellFormed reports whether every '%' in s is followed by two hex digits.
+func wellFormed(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' {
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return false
+			}
+			i += 2
+		}
+	}
+	return true
+}
+
+// keyIs reports whether the query component key unescapes, without error,
+// to name.
+func keyIs(key, name string) bool {
+	j := 0
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		switch c {
+		case '%':
+			if i+2 >= len(key) || !isHex(key[i+1]) || !isHex(key[i+2]) {
+				return false
+			}
+			c = unhex(key[i+1])<<4 | unhex(key[i+2])
+			i += 2
+		case '+':
+			c = ' '
+		}
+		if j == len(name) || c != name[j] {
+			return false
+		}
+		j++
+	}
+	return j == len(name)
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// unhex returns the value of the hex digit c.
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
 }
