@@ -15,14 +15,16 @@
 //
 // # Usage
 //
-//	req, err := paginate.ParseRequest(r.URL.Query())
+//	req, err := paginate.ParseQuery(r.URL.RawQuery) // or ParseRequest(r.URL.Query())
 //	if err != nil {
 //		// err matches ErrInvalidLimit or ErrInvalidCursor: answer 400.
 //	}
 //	page, err := contacts.ListContacts(ctx, project, req)
-//	resp := paginate.NewResponse(page, req, func(c store.Contact) paginate.Cursor {
-//		return paginate.Cursor{ID: c.ID, CreatedAt: c.CreatedAt}
-//	})
+//	resp := paginate.NewResponse(page, req,
+//		func(c store.Contact) contactJSON { return contactJSON{c.ID, c.Name, c.CreatedAt} },
+//		func(c store.Contact) paginate.Cursor {
+//			return paginate.Cursor{ID: c.ID, CreatedAt: c.CreatedAt}
+//		})
 //
 // The package uses only the standard library, so store and handler packages
 // alike can depend on it.

@@ -1,7 +1,6 @@
 package paginate
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/url"
@@ -196,11 +195,9 @@ func parseLimitComponent(v string) (int, error) {
 	return parseLimit(buf[:n])
 }
 
-// parseCursorComponent is ParseCursor of the escaped query value v. It
-// takes the cursor apart in the same steps, with the same errors, on a
-// stack copy of the unescaped value; the id is a substring of v unless it
-// was escaped itself. A change to ParseCursor must be made here too;
-// FuzzParseQueryEscapedCursor compares the two.
+// parseCursorComponent is ParseCursor of the escaped query value v. The
+// value is unescaped into a stack buffer; the id is a substring of v unless
+// it was escaped itself.
 func parseCursorComponent(v string) (Cursor, error) {
 	from := firstEscape(v)
 	if from < 0 {
@@ -215,27 +212,9 @@ func parseCursorComponent(v string) (Cursor, error) {
 		return Cursor{}, errCursorTooLong
 	}
 	b := buf[:n]
-	colon := bytes.IndexByte(b, ':')
-	if colon < 0 {
-		return Cursor{}, errCursorNoColon
-	}
-	if colon == 0 {
-		return Cursor{}, errCursorEmptyID
-	}
-	for _, c := range b[:colon] {
-		if c <= ' ' || c >= 0x7f {
-			return Cursor{}, errCursorBadID
-		}
-	}
-	ts := b[colon+1:]
-	if len(ts) != len(TimeLayout) {
-		return Cursor{}, errCursorBadTime
-	}
-	// The conversion does not escape and is short, so it stays on the
-	// stack.
-	t, ok := parseTime(string(ts))
-	if !ok {
-		return Cursor{}, errCursorBadTime
+	colon, t, err := splitCursor(b)
+	if err != nil {
+		return Cursor{}, err
 	}
 	// v and its unescaped form agree up to the first '%' or '+'.
 	id := v[:colon]
