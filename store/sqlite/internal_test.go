@@ -484,3 +484,56 @@ func TestContactPos_OrdersAsTimeThenID(t *testing.T) {
 	_, err := splitPos([]byte("12345678"))
 	require.Error(t, err, "a position without an id")
 }
+
+// TestRawPool_Close checks the raw read path around Close: a connection
+// in use when the pool closes is closed when it is put back, and a list
+// after Close fails instead of opening a connection.
+func TestRawPool_Close(t *testing.T) {
+	s := openFile(t, filepath.Join(t.TempDir(), "r.db"), nil)
+	ctx := t.Context()
+	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
+	_, err := s.CreateContact(ctx, store.Contact{ID: "c1", ProjectID: "p", Name: "n"})
+	require.NoError(t, err)
+	_, err = s.ListContacts(ctx, "p", paginate.Request{Limit: 10})
+	require.NoError(t, err)
+
+	held, err := s.raw.get(ctx)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NotZero(t, held.db, "a connection in use stays open until it is put back")
+	s.raw.put(held)
+	require.Zero(t, held.db, "put after close closes the connection")
+	require.Empty(t, s.raw.idle)
+	require.Empty(t, s.raw.slots, "every connection's slot is given back")
+
+	_, err = s.ListContacts(ctx, "p", paginate.Request{Limit: 10})
+	require.ErrorIs(t, err, errPoolClosed)
+}
+
+// TestRawPool_WaitsForAConnection checks that the pool never opens more
+// connections than its size: a caller waits for one to be put back, or for
+// its context to end.
+func TestRawPool_WaitsForAConnection(t *testing.T) {
+	s := openFile(t, filepath.Join(t.TempDir(), "r.db"), &Options{MaxOpenConns: 1})
+	ctx := t.Context()
+	held, err := s.raw.get(ctx)
+	require.NoError(t, err)
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	_, err = s.raw.get(short)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the only connection is in use")
+	got := make(chan *rawConn)
+	go func() {
+		c, err := s.raw.get(ctx)
+		if err != nil {
+			close(got)
+			return
+		}
+		got <- c
+	}()
+	s.raw.put(held)
+	c, ok := <-got
+	require.True(t, ok)
+	require.Same(t, held, c, "the waiter gets the connection put back")
+	s.raw.put(c)
+}

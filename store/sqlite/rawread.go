@@ -36,8 +36,8 @@ type rawConn struct {
 	tls   *libc.TLS
 	db    uintptr
 	stmts map[string]uintptr
-	// buf is C memory holding the text parameters of the statement being
-	// run (SQLite reads them in place: SQLITE_STATIC).
+	// buf is C memory holding the text and blob parameters of the
+	// statement being run (SQLite reads them in place: SQLITE_STATIC).
 	buf    uintptr
 	bufCap int
 }
@@ -148,8 +148,9 @@ func textArg(s string) rawArg { return rawArg{kind: argText, text: s} }
 func blobArg(b []byte) rawArg { return rawArg{kind: argBlob, blob: b} }
 func intArg(n int64) rawArg   { return rawArg{n: n} }
 
-// bind binds args to st's parameters 1..len(args). Text is copied into the
-// connection's buffer, which must not change until st is reset.
+// bind binds args to st's parameters 1..len(args). Text and blobs are
+// copied into the connection's buffer, which must not change until st is
+// reset.
 func (c *rawConn) bind(st uintptr, args []rawArg) error {
 	need := 0
 	for _, a := range args {
@@ -188,8 +189,8 @@ func (c *rawConn) bind(st uintptr, args []rawArg) error {
 	return nil
 }
 
-// start binds args to st, which must be reset (reset) after use, whatever
-// happens.
+// start binds args to st before its first step. The caller resets st
+// (reset) after use, whatever happens.
 func (c *rawConn) start(st uintptr, args []rawArg) error {
 	return c.bind(st, args)
 }
