@@ -215,8 +215,9 @@ func contactPos(at int64, id string) []byte {
 	return append(b, id...)
 }
 
-// splitPos returns the created_at microsecond and the length of the id of
-// the position pos.
+// splitPos returns the created_at microsecond of the position pos, whose id
+// is the rest after the first 8 bytes. A position without an id is an
+// error (a corrupt row).
 func splitPos(pos []byte) (int64, error) {
 	if len(pos) <= 8 {
 		return 0, fmt.Errorf("contact position of %d bytes", len(pos))
