@@ -148,11 +148,6 @@ func ParseQuery(rawQuery string) (Request, error) {
 		if limits != 1 {
 			return Request{}, fmt.Errorf("%w: limit given %d times", ErrInvalidLimit, limits)
 		}
-		// A key with a literal ';' never unescapes to limit or cursor,
-		// so a ';' in a pair of theirs is in the value.
-		if strings.IndexByte(limit, ';') >= 0 {
-			return Request{}, errLimitMalformed
-		}
 		n, err := parseLimitComponent(limit)
 		if err != nil {
 			return Request{}, err
@@ -162,9 +157,6 @@ func ParseQuery(rawQuery string) (Request, error) {
 	if cursors > 0 {
 		if cursors != 1 {
 			return Request{}, fmt.Errorf("%w: cursor given %d times", ErrInvalidCursor, cursors)
-		}
-		if strings.IndexByte(cursor, ';') >= 0 {
-			return Request{}, errCursorMalformed
 		}
 		c, err := parseCursorComponent(cursor)
 		if err != nil {
@@ -177,6 +169,11 @@ func ParseQuery(rawQuery string) (Request, error) {
 
 // parseLimitComponent is parseLimit of the escaped query value v.
 func parseLimitComponent(v string) (int, error) {
+	// A key with a literal ';' never unescapes to limit or cursor, so a
+	// ';' in a pair of theirs is in the value.
+	if strings.IndexByte(v, ';') >= 0 {
+		return 0, errLimitMalformed
+	}
 	from := firstEscape(v)
 	if from < 0 {
 		return parseLimit(v)
@@ -199,6 +196,9 @@ func parseLimitComponent(v string) (int, error) {
 // value is unescaped into a stack buffer; the id is a substring of v unless
 // it was escaped itself.
 func parseCursorComponent(v string) (Cursor, error) {
+	if strings.IndexByte(v, ';') >= 0 {
+		return Cursor{}, errCursorMalformed
+	}
 	from := firstEscape(v)
 	if from < 0 {
 		return ParseCursor(v)

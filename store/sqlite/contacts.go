@@ -252,6 +252,16 @@ func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate
 	return page, wrap(op, err)
 }
 
+// listQuery returns the keyset query of req and, for a page after a cursor,
+// the cursor's position (nil for the first page). The query's parameters
+// are the project id, the position if any, and the limit plus one.
+func listQuery(req paginate.Request) (string, []byte) {
+	if req.After.IsZero() {
+		return listContactsFirstSQL, nil
+	}
+	return listContactsAfterSQL, contactPos(micros(req.After.CreatedAt), req.After.ID)
+}
+
 // pageText collects the rows of a page: their positions and names are
 // appended to one buffer, and the contacts' strings are slices of it.
 type pageText struct {
@@ -309,21 +319,19 @@ func (s *Store) listContactsRaw(ctx context.Context, projectID string, req pagin
 		return paginate.Page[store.Contact]{}, err
 	}
 	defer s.raw.put(c)
+	query, after := listQuery(req)
 	var argv [3]rawArg
-	args := argv[:0]
-	query := listContactsFirstSQL
-	if req.After.IsZero() {
-		args = append(args, textArg(projectID), intArg(int64(req.Limit)+1))
-	} else {
-		query = listContactsAfterSQL
-		args = append(args, textArg(projectID), blobArg(contactPos(micros(req.After.CreatedAt), req.After.ID)), intArg(int64(req.Limit)+1))
+	args := append(argv[:0], textArg(projectID))
+	if after != nil {
+		args = append(args, blobArg(after))
 	}
+	args = append(args, intArg(int64(req.Limit)+1))
 	st, err := c.stmt(query)
 	if err != nil {
 		return paginate.Page[store.Contact]{}, err
 	}
 	defer c.reset(st)
-	if err := c.start(st, args); err != nil {
+	if err := c.bind(st, args); err != nil {
 		return paginate.Page[store.Contact]{}, err
 	}
 	pt := newPageText(req.Limit)
@@ -351,14 +359,12 @@ func (s *Store) listContactsRaw(ctx context.Context, projectID string, req pagin
 
 // listContactsSQL runs the keyset query through database/sql (":memory:").
 func (s *Store) listContactsSQL(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
-	var args []any
-	query := listContactsFirstSQL
-	if req.After.IsZero() {
-		args = []any{projectID, req.Limit + 1}
-	} else {
-		query = listContactsAfterSQL
-		args = []any{projectID, contactPos(micros(req.After.CreatedAt), req.After.ID), req.Limit + 1}
+	query, after := listQuery(req)
+	args := []any{projectID}
+	if after != nil {
+		args = append(args, after)
 	}
+	args = append(args, req.Limit+1)
 	rows, err := s.query(ctx, query, args...)
 	if err != nil {
 		return paginate.Page[store.Contact]{}, err

@@ -148,9 +148,10 @@ func textArg(s string) rawArg { return rawArg{kind: argText, text: s} }
 func blobArg(b []byte) rawArg { return rawArg{kind: argBlob, blob: b} }
 func intArg(n int64) rawArg   { return rawArg{n: n} }
 
-// bind binds args to st's parameters 1..len(args). Text and blobs are
-// copied into the connection's buffer, which must not change until st is
-// reset.
+// bind binds args to st's parameters 1..len(args) before its first step.
+// Text and blobs are copied into the connection's buffer, which must not
+// change until st is reset; the caller resets st (reset) after use,
+// whatever happens.
 func (c *rawConn) bind(st uintptr, args []rawArg) error {
 	need := 0
 	for _, a := range args {
@@ -187,12 +188,6 @@ func (c *rawConn) bind(st uintptr, args []rawArg) error {
 		}
 	}
 	return nil
-}
-
-// start binds args to st before its first step. The caller resets st
-// (reset) after use, whatever happens.
-func (c *rawConn) start(st uintptr, args []rawArg) error {
-	return c.bind(st, args)
 }
 
 // next steps st to its next row and reports whether there is one.
