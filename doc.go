@@ -1,20 +1,23 @@
-// Package latchkey mounts the whole Latchkey API in a host application with
-// one call, and offers the administrative operations (projects, users,
-// contacts, API keys) that the example server's command line and the web
-// console perform.
+// Package latchkey wires Latchkey's parts on one store and mounts them: the
+// /v1 identity and contacts API, the discovery document and key set, and the
+// web console, for every project a host serves.
 //
 // # Mounting
 //
 // [New] assembles every part on one store.Store and a 32-byte master key
 // (which seals the projects' private signing keys and keys the refresh
 // tokens' MAC). [Latchkey.Handler] returns one http.Handler that serves,
-// for the project its resolver names:
+// for the project its resolver names, the routing table of routes.go:
 //
-//	POST /v1/identity/login      email and password -> token set (no token needed)
-//	POST /v1/identity/refresh    refresh token -> token set (no token needed)
-//	GET  /.well-known/jwks.json  the project's public keys (no token needed)
-//	GET  /v1/contacts            the contacts list (Authorization: Bearer <token>)
-//	     /console/               the web console, when Options.Console is set
+//	POST /v1/identity/login               email and password -> token set (no token needed)
+//	POST /v1/identity/refresh             refresh token -> token set (no token needed)
+//	POST /v1/identity/logout              refresh token -> 204, the session ended (no token needed)
+//	POST /v1/identity/introspect          RFC 7662 introspection (a permanent API key of the project)
+//	GET  /v1/identity/revocations         the revocation feed (a permanent API key of the project)
+//	GET  /v1/contacts                     the contacts list (any token of the project)
+//	GET  /.well-known/jwks.json           the project's public keys (no token needed)
+//	GET  /.well-known/openid-configuration  the discovery document (no token needed)
+//	     /console/                        the web console (unless Options.NoConsole)
 //
 // Unknown paths are 404 not_found, wrong methods 405 method_not_allowed with
 // Allow, a project that does not exist 404 not_found, all as RFC 9457
@@ -25,33 +28,28 @@
 //	defer st.Close()
 //	lk, err := latchkey.New(st, masterKey, nil)
 //	if err != nil { ... }
+//	defer lk.Close()
 //	mux := http.NewServeMux()
-//	mux.Handle("/v1/", lk.Handler())
-//	mux.Handle("/.well-known/", lk.Handler())
-//	// ... the host's own routes
+//	mux.Handle("/", lk.Handler())
+//	mux.HandleFunc("GET /hello", hello) // the host's own routes
 //
 // # Projects
 //
 // Every request belongs to one project (a tenant with its own users,
 // contacts, API keys and signing keys). Options.Resolver names it, from the
 // host, a header or anything else of the request; the default serves the
-// project "default", which New creates if it does not exist. A token of one
-// project is rejected by every other.
+// project "default", which New creates if it does not exist. A host that
+// routes by path puts the project in the request's context itself and uses
+// tenant.FromRequest (the example server serves project P at /p/P). A token
+// of one project is refused by every other.
 //
-// [Latchkey.PathHandler] is the routing of the example server: project P at
-// http://host/p/P and one fallback project (usually "default") at
-// http://host.
+// # The parts
 //
-// The existence of a project is checked on every request. Positive answers
-// are cached (projects are never deleted); a project another process has
-// just created is served from its first request.
-//
-// # Administration
-//
-// [Latchkey.CreateProject], [Latchkey.CreateUser], [Latchkey.CreateContact],
-// [Latchkey.SeedContacts], [Latchkey.CreateAPIKey], [Latchkey.ListAPIKeys] and
-// [Latchkey.RevokeAPIKey] act on the store directly. They may run in another
-// process than the servers (the example server's command line does): every
-// server on the same store sees their effect on its next request, a revoked
-// API key included.
+// The services behind the API are reachable for the host's own
+// administration (what the example server's command line does):
+// [Latchkey.Users] (create, list, disable, enable), [Latchkey.APIKeys]
+// (create, list, revoke), [Latchkey.Keyring] (rotate, retire) and
+// [Latchkey.CreateProject]. They act on the store directly and may run in
+// another process than the servers: every server on the same store sees
+// their effect on its next request.
 package latchkey

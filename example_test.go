@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	"github.com/latchkey-dev/latchkey"
 	"github.com/latchkey-dev/latchkey/store"
@@ -30,6 +31,7 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer lk.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", lk.Handler())
 	mux.Handle("/.well-known/", lk.Handler())
@@ -38,10 +40,11 @@ func ExampleNew() {
 	defer srv.Close()
 
 	// Somebody with an account logs in and lists the contacts.
-	if _, err := lk.CreateUser(ctx, store.DefaultProject, "ada@example.com", "correct horse", nil); err != nil {
+	if _, err := lk.Users().Create(ctx, store.DefaultProject, "ada@example.com", "correct horse", nil); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := lk.CreateContact(ctx, store.DefaultProject, "Grace Hopper"); err != nil {
+	grace := store.Contact{ID: store.NewID(store.PrefixContact), ProjectID: store.DefaultProject, Name: "Grace Hopper", CreatedAt: time.Now()}
+	if _, err := st.CreateContact(ctx, grace); err != nil {
 		log.Fatal(err)
 	}
 	res, err := http.Post(srv.URL+"/v1/identity/login", "application/json",

@@ -2,17 +2,18 @@ package latchkey
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/latchkey-dev/latchkey/audit"
+	"github.com/latchkey-dev/latchkey/console"
 	"github.com/latchkey-dev/latchkey/contacts"
 	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/keys"
-	"github.com/latchkey-dev/latchkey/keys/console"
+	"github.com/latchkey-dev/latchkey/revocations"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
@@ -22,20 +23,25 @@ import (
 type Options struct {
 	// Resolver names the project of each request served by
 	// [Latchkey.Handler]. Nil means tenant.Fixed(store.DefaultProject).
-	// [Latchkey.PathHandler] ignores it.
 	Resolver tenant.Resolver
-	// Logger receives the causes of 500 answers, refresh-token replays and
-	// failed sign-ins; never a password or a token. Nil means
+	// Issuer returns the base_url of a project under the deployment's
+	// public URL (for example "https://id.example.com/p/acme"): every
+	// token minted for the project carries it as iss, and the discovery
+	// document names it and the endpoints under it. Latchkey itself never
+	// refuses a token for its iss. Nil mints tokens without iss, and the
+	// discovery document takes the base_url from each request.
+	Issuer func(projectID string) string
+	// Logger receives the causes of 5xx answers, refresh-token replays,
+	// failed sign-ins and pruning; never a password or a token. Nil means
 	// slog.Default().
 	Logger *slog.Logger
 	// Now returns the current time. Nil means time.Now. It is passed to the
-	// sub-options below whose own Now is nil.
+	// parts' options whose own Now is nil.
 	Now func() time.Time
 
-	// Keyring tunes the signing keys (package keys). Nil means defaults.
+	// Keyring tunes the signing keys (package keys). Nil means defaults;
+	// its Issuer, Logger, Now and Audit default to the ones here.
 	Keyring *keys.KeyringOptions
-	// APIKeys tunes the permanent API keys. Nil means defaults.
-	APIKeys *keys.APIKeysOptions
 	// Verifier tunes the bearer-token check. Nil means defaults.
 	Verifier *keys.VerifierOptions
 	// Hasher tunes password hashing. Nil means defaults.
@@ -44,54 +50,70 @@ type Options struct {
 	// identity.NewStoreLimiter on the store with default limits, so that
 	// every instance sharing the store throttles as one.
 	Limiter identity.Limiter
-	// Identity tunes login and refresh (refresh-token lifetime, reuse
-	// window, client address). Nil means defaults.
+	// Identity tunes login, refresh and logout (refresh-token lifetime,
+	// reuse window, session lifetime, client address). Nil means defaults.
 	Identity *identity.Options
-
-	// ConsoleOptions tunes the web console (sessions, cookies, client
-	// address). Nil means defaults; its Logger and Now default to the ones
-	// above, and its ClientAddr to Identity.ClientAddr, so that login and
-	// console sign-in throttle by the same address.
-	ConsoleOptions *console.Options
-	// Console, if set, replaces the web console: it is called once by [New]
-	// with the assembled Latchkey and returns the handler served for the
-	// resolved project at {base_url}/console/ (the project is in the
-	// request's context, read with tenant.FromContext; paths it sees start
-	// with /console/). Nil serves the console of package keys/console.
-	Console func(l *Latchkey) http.Handler
-	// NoConsole serves no console at all: /console/ is 404.
+	// Console tunes the web console (sessions, cookies). Nil means
+	// defaults; its Logger, Now and ClientAddr default to the ones above
+	// (ClientAddr to Identity.ClientAddr, so that login and console
+	// sign-in throttle by the same address).
+	Console *console.Options
+	// NoConsole serves no console at all: {base_url}/console/ is 404.
 	NoConsole bool
+	// AuditRetention is how long audit entries are kept. Zero means
+	// DefaultAuditRetention.
+	AuditRetention time.Duration
+	// PruneInterval is how often the store is pruned in the background
+	// (see [Latchkey.Prune]). Zero means DefaultPruneInterval; a negative
+	// value prunes only when Prune is called.
+	PruneInterval time.Duration
 }
 
-// Latchkey is the assembled service: the /v1 API, the key set, and the
-// administrative operations of the example server's command line. Create
-// it with [New]. It is safe for concurrent use.
+// Latchkey is the assembled service: the /v1 API, the key set, the
+// discovery document, the console, and the services they are built on. It
+// is safe for concurrent use. Create it with [New] and Close it when the
+// server shuts down.
 type Latchkey struct {
 	st       store.Store
 	logger   *slog.Logger
 	now      func() time.Time
 	resolver tenant.Resolver
 
-	keyring  *keys.Keyring
-	apiKeys  *keys.APIKeys
-	verifier *keys.Verifier
-	hasher   *identity.Hasher
-	auth     *identity.Authenticator
+	keyring   *keys.Keyring
+	apiKeys   *keys.APIKeys
+	verifier  *keys.Verifier
+	users     *identity.Users
+	feed      *revocations.Feed
+	consoleUI *console.Handler // nil with NoConsole
 
 	mux      *http.ServeMux
-	projects sync.Map // project id -> struct{}: projects known to exist
+	allow    map[string]string // path -> the methods the routing table serves there
+	projects sync.Map          // project id -> struct{}: projects known to exist
+
+	retention time.Duration
+	stop      context.CancelFunc
+	stopped   chan struct{}
+	closeOnce sync.Once
 }
 
-// New assembles Latchkey on st, sealing signing keys under masterKey (32
-// bytes, see keys.MasterKeySize). It makes sure that the project
-// store.DefaultProject exists and has a signing key, creating them if
-// needed; it changes nothing else in st. It panics if st is nil, and
-// returns an error for a master key of the wrong size or a store failure.
+// New assembles Latchkey on st, with masterKey, the host's secret of
+// keys.MasterKeySize (32) random bytes, which seals the projects' private
+// signing keys and keys the refresh tokens' MAC. It makes sure that the
+// project store.DefaultProject exists and has a signing key, creating them
+// if needed, and starts pruning the store in the background (see
+// Options.PruneInterval). It panics if st is nil, and returns an error for a
+// master key keys.CheckMasterKey refuses, one that does not open the
+// store's signing keys (keys.ErrWrongMasterKey: the store was made with
+// another key), or a store failure.
 //
-// st stays the caller's: close it after the last request is served.
+// st stays the caller's: Close the Latchkey, then the store, after the last
+// request is served.
 func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	if st == nil {
 		panic("latchkey: New with a nil store")
+	}
+	if err := keys.CheckMasterKey(masterKey); err != nil {
+		return nil, fmt.Errorf("latchkey: %w", err)
 	}
 	var o Options
 	if opts != nil {
@@ -106,96 +128,95 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	if o.Resolver == nil {
 		o.Resolver = tenant.Fixed(store.DefaultProject)
 	}
-	l := &Latchkey{st: st, logger: o.Logger, now: o.Now, resolver: o.Resolver}
-
-	kro := keys.KeyringOptions{}
-	if o.Keyring != nil {
-		kro = *o.Keyring
+	if o.AuditRetention <= 0 {
+		o.AuditRetention = DefaultAuditRetention
 	}
+	l := &Latchkey{st: st, logger: o.Logger, now: o.Now, resolver: o.Resolver, retention: o.AuditRetention}
+	auditLog := audit.New(st, &audit.Options{Now: o.Now, Logger: o.Logger})
+
+	kro := valueOf(o.Keyring)
 	kro.Now = orNow(kro.Now, o.Now)
-	if kro.Logger == nil {
-		kro.Logger = o.Logger
+	kro.Logger = orLogger(kro.Logger, o.Logger)
+	if kro.Issuer == nil {
+		kro.Issuer = o.Issuer
+	}
+	if kro.Audit == nil {
+		kro.Audit = auditLog
 	}
 	kr, err := keys.NewKeyring(st, masterKey, &kro)
 	if err != nil {
 		return nil, fmt.Errorf("latchkey: %w", err)
 	}
 	l.keyring = kr
+	l.apiKeys = keys.NewAPIKeys(st, kr, &keys.APIKeysOptions{Now: o.Now, Audit: auditLog})
 
-	ako := keys.APIKeysOptions{}
-	if o.APIKeys != nil {
-		ako = *o.APIKeys
-	}
-	ako.Now = orNow(ako.Now, o.Now)
-	l.apiKeys = keys.NewAPIKeys(st, kr, &ako)
-
-	vo := keys.VerifierOptions{}
-	if o.Verifier != nil {
-		vo = *o.Verifier
-	}
+	vo := valueOf(o.Verifier)
 	vo.Now = orNow(vo.Now, o.Now)
-	if vo.Logger == nil {
-		vo.Logger = o.Logger
-	}
-	l.verifier = keys.NewVerifier(st, st, &vo)
+	vo.Logger = orLogger(vo.Logger, o.Logger)
+	l.verifier = keys.NewVerifier(st, &vo)
 
-	l.hasher = identity.NewHasher(o.Hasher)
+	hasher := identity.NewHasher(o.Hasher)
+	l.users = identity.NewUsers(st, hasher, &identity.UsersOptions{Audit: auditLog, Now: o.Now})
 	lim := o.Limiter
 	if lim == nil {
 		lim = identity.NewStoreLimiter(st, &identity.LimiterOptions{Now: o.Now})
 	}
-	l.auth = identity.NewAuthenticator(st, l.hasher, lim, &identity.AuthOptions{Logger: o.Logger})
-
-	ido := identity.Options{}
-	if o.Identity != nil {
-		ido = *o.Identity
-	}
+	auth := identity.NewAuthenticator(st, hasher, lim, &identity.AuthOptions{Logger: o.Logger})
+	ido := valueOf(o.Identity)
 	ido.Now = orNow(ido.Now, o.Now)
-	if ido.Logger == nil {
-		ido.Logger = o.Logger
+	ido.Logger = orLogger(ido.Logger, o.Logger)
+	if ido.Audit == nil {
+		ido.Audit = auditLog
 	}
-	ident := identity.NewHandler(st, st, l.auth, kr, masterKey, &ido)
+	ident := identity.NewHandler(identity.Deps{
+		Users: st, Sessions: st, Authenticator: auth, Minter: kr, MasterKey: masterKey,
+	}, &ido)
 
-	var consoleHandler http.Handler
-	switch {
-	case o.NoConsole:
-	case o.Console != nil:
-		consoleHandler = o.Console(l)
-	default:
-		consoleHandler = l.defaultConsole(o.ConsoleOptions, ido.ClientAddr)
+	l.feed = revocations.NewFeed(st, &revocations.Options{Logger: o.Logger})
+
+	if !o.NoConsole {
+		co := valueOf(o.Console)
+		co.Now = orNow(co.Now, o.Now)
+		co.Logger = orLogger(co.Logger, o.Logger)
+		if co.ClientAddr == nil {
+			co.ClientAddr = ido.ClientAddr
+		}
+		l.consoleUI = console.New(console.Deps{
+			Authenticator: auth,
+			APIKeys:       l.apiKeys,
+			Keyring:       kr,
+			SigningKeys:   st,
+			Users:         l.users,
+			Sessions:      st,
+			AuditLog:      st,
+			Audit:         auditLog,
+		}, &co)
 	}
-	l.mux = newMux(ident, kr.JWKSHandler(), l.verifier.Middleware(contacts.NewHandler(st, &contacts.Options{Logger: o.Logger})), consoleHandler)
+
+	l.mux, l.allow = newMux(l.routes(parts{
+		identity: ident,
+		contacts: contacts.NewHandler(st, &contacts.Options{Logger: o.Logger}),
+	}))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := l.EnsureProject(ctx, store.DefaultProject); err != nil {
 		return nil, err
 	}
+	if err := kr.CheckUnseal(ctx, store.DefaultProject); err != nil {
+		return nil, fmt.Errorf("latchkey: %w", err)
+	}
+	l.startPruning(o.PruneInterval)
 	return l, nil
 }
 
-// defaultConsole returns the web console of package keys/console on l's
-// parts: the same authenticator (password check, enumeration defence and
-// throttling) as login, the API keys, the keyring and the store.
-func (l *Latchkey) defaultConsole(opts *console.Options, clientAddr func(*http.Request) string) http.Handler {
-	co := console.Options{}
-	if opts != nil {
-		co = *opts
+// valueOf returns *p, or the zero T for a nil p.
+func valueOf[T any](p *T) T {
+	var v T
+	if p != nil {
+		v = *p
 	}
-	if co.Logger == nil {
-		co.Logger = l.logger
-	}
-	co.Now = orNow(co.Now, l.now)
-	if co.ClientAddr == nil {
-		co.ClientAddr = clientAddr
-	}
-	return console.New(console.Deps{
-		Authenticator: l.auth,
-		APIKeys:       l.apiKeys,
-		Keyring:       l.keyring,
-		SigningKeys:   l.st,
-		Users:         l.st,
-	}, &co)
+	return v
 }
 
 // orNow returns f, or def when f is nil.
@@ -206,27 +227,41 @@ func orNow(f, def func() time.Time) func() time.Time {
 	return f
 }
 
+// orLogger returns l, or def when l is nil.
+func orLogger(l, def *slog.Logger) *slog.Logger {
+	if l == nil {
+		return def
+	}
+	return l
+}
+
+// Close stops the background pruning and makes the revocation feed's
+// waiting requests answer at once, so that a server can shut down without
+// waiting for long polls (call it from http.Server.RegisterOnShutdown, or
+// after Shutdown). It does not close the store. Calling it twice is fine.
+func (l *Latchkey) Close() error {
+	l.closeOnce.Do(func() {
+		l.feed.Stop()
+		l.stop()
+		<-l.stopped
+	})
+	return nil
+}
+
 // Store returns the store Latchkey was built on.
 func (l *Latchkey) Store() store.Store { return l.st }
 
-// Keyring returns the keyring of the projects' signing keys.
+// Keyring returns the keyring of the projects' signing keys: rotation,
+// retirement, minting.
 func (l *Latchkey) Keyring() *keys.Keyring { return l.keyring }
 
-// APIKeys returns the permanent API keys service.
+// APIKeys returns the permanent API keys: create, list, revoke.
 func (l *Latchkey) APIKeys() *keys.APIKeys { return l.apiKeys }
 
-// Verifier returns the bearer-token verifier that guards the /v1 API.
+// Users returns the project users: create, list, set tags and passwords,
+// disable and enable.
+func (l *Latchkey) Users() *identity.Users { return l.users }
+
+// Verifier returns the bearer-token verifier that guards the /v1 API; its
+// Middleware can guard a host's own routes too.
 func (l *Latchkey) Verifier() *keys.Verifier { return l.verifier }
-
-// Authenticator returns the email-and-password check shared by login and
-// the console's sign-in.
-func (l *Latchkey) Authenticator() *identity.Authenticator { return l.auth }
-
-// Hasher returns the password hasher.
-func (l *Latchkey) Hasher() *identity.Hasher { return l.hasher }
-
-// Logger returns the logger of Options.Logger (or slog.Default()).
-func (l *Latchkey) Logger() *slog.Logger { return l.logger }
-
-// errNoSuchProject is the answer for a project that does not exist.
-var errNoSuchProject = errors.New("latchkey: no such project")

@@ -10,12 +10,14 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey"
-	"github.com/latchkey-dev/latchkey/paginate"
+	"github.com/latchkey-dev/latchkey/internal/openapitest"
+	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
 	"github.com/latchkey-dev/latchkey/tenant"
@@ -43,13 +45,46 @@ func newLatchkey(t *testing.T, st store.Store, opts *latchkey.Options) *latchkey
 	opts.Logger = testLogger(t)
 	lk, err := latchkey.New(st, testMasterKey, opts)
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = lk.Close() })
 	return lk
 }
 
+// newPathLatchkey is newLatchkey routed as the example server routes:
+// project P at /p/P, the project default also at /.
+func newPathLatchkey(t *testing.T, st store.Store, opts *latchkey.Options) (*latchkey.Latchkey, http.Handler) {
+	t.Helper()
+	if opts == nil {
+		opts = &latchkey.Options{}
+	}
+	opts.Resolver = tenant.FromRequest
+	lk := newLatchkey(t, st, opts)
+	return lk, tenant.ByPath("/p/", store.DefaultProject, lk.Handler())
+}
+
+// createContact creates a contact named name in project p.
+func createContact(t *testing.T, st store.Store, p, name string) {
+	t.Helper()
+	_, err := st.CreateContact(context.Background(), store.Contact{
+		ID: store.NewID(store.PrefixContact), ProjectID: p, Name: name, CreatedAt: time.Now(),
+	})
+	require.NoError(t, err)
+}
+
 type client struct {
-	t   *testing.T
-	h   http.Handler
-	url string
+	t *testing.T
+	h http.Handler
+}
+
+// newClient returns a client of h whose every exchange is checked against
+// the OpenAPI document.
+func newClient(t *testing.T, h http.Handler) client {
+	return client{t: t, h: contract(t).Handler(h)}
+}
+
+// contract returns a validator of the OpenAPI document for t, for requests
+// routed as the example server routes them (project P under /p/P).
+func contract(t *testing.T) *openapitest.Validator {
+	return openapitest.New(t, &openapitest.Options{ProjectPrefix: "/p/"})
 }
 
 // do sends a request to the handler and returns the status, headers and
@@ -137,7 +172,9 @@ func TestNew_ensuresDefaultProject(t *testing.T) {
 
 func TestNew_badMasterKey(t *testing.T) {
 	_, err := latchkey.New(openStore(t), []byte("short"), nil)
-	require.Error(t, err)
+	require.ErrorIs(t, err, keys.ErrMasterKey)
+	_, err = latchkey.New(openStore(t), make([]byte, keys.MasterKeySize), nil)
+	require.ErrorIs(t, err, keys.ErrMasterKey, "an all-zero key is a key never set")
 	assert.Panics(t, func() { _, _ = latchkey.New(nil, testMasterKey, nil) })
 }
 
@@ -145,11 +182,10 @@ func TestHandler_routes(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
 	lk := newLatchkey(t, st, nil)
-	_, err := lk.CreateUser(ctx, "default", "ada@example.com", "pw-ada", []string{"admin"})
+	_, err := lk.Users().Create(ctx, "default", "ada@example.com", "pw-ada", []string{"admin"})
 	require.NoError(t, err)
-	_, err = lk.CreateContact(ctx, "default", "Grace")
-	require.NoError(t, err)
-	c := client{t: t, h: lk.Handler()}
+	createContact(t, st, "default", "Grace")
+	c := newClient(t, lk.Handler())
 
 	access, refresh := c.login("", "ADA@example.com", "pw-ada")
 	assert.Equal(t, []string{"Grace"}, c.listNames("/v1/contacts", access))
@@ -174,11 +210,15 @@ func TestHandler_routes(t *testing.T) {
 		c.problem("GET", p, access, http.StatusNotFound, "not_found")
 	}
 	cases := map[string]string{
-		"POST /v1/contacts":           "GET, HEAD",
-		"DELETE /v1/contacts":         "GET, HEAD",
-		"GET /v1/identity/login":      "POST",
-		"PUT /v1/identity/refresh":    "POST",
-		"POST /.well-known/jwks.json": "GET, HEAD",
+		"POST /v1/contacts":                        "GET, HEAD",
+		"DELETE /v1/contacts":                      "GET, HEAD",
+		"GET /v1/identity/login":                   "POST",
+		"PUT /v1/identity/refresh":                 "POST",
+		"GET /v1/identity/logout":                  "POST",
+		"GET /v1/identity/introspect":              "POST",
+		"POST /v1/identity/revocations":            "GET, HEAD",
+		"POST /.well-known/jwks.json":              "GET, HEAD, OPTIONS",
+		"DELETE /.well-known/openid-configuration": "GET, HEAD, OPTIONS",
 	}
 	for req, allow := range cases {
 		method, path, _ := strings.Cut(req, " ")
@@ -191,24 +231,23 @@ func TestHandler_apiKeys(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
 	lk := newLatchkey(t, st, nil)
-	_, err := lk.CreateContact(ctx, "default", "Grace")
+	createContact(t, st, "default", "Grace")
+	k, token, err := lk.APIKeys().Create(ctx, "default", "backend")
 	require.NoError(t, err)
-	k, token, err := lk.CreateAPIKey(ctx, "default", "backend")
-	require.NoError(t, err)
-	c := client{t: t, h: lk.Handler()}
+	c := newClient(t, lk.Handler())
 	assert.Equal(t, []string{"Grace"}, c.listNames("/v1/contacts", token))
 
 	// Revoked by another Latchkey on the same store (as the CLI does):
 	// refused on the very next request.
 	other := newLatchkey(t, st, nil)
-	require.NoError(t, other.RevokeAPIKey(ctx, "default", k.ID))
+	require.NoError(t, other.APIKeys().Revoke(ctx, "default", k.ID))
 	c.problem("GET", "/v1/contacts", token, http.StatusUnauthorized, "invalid_token")
 
-	ks, err := lk.ListAPIKeys(ctx, "default")
+	ks, err := lk.APIKeys().List(ctx, "default")
 	require.NoError(t, err)
 	require.Len(t, ks, 1)
 	assert.True(t, ks[0].Revoked())
-	assert.ErrorIs(t, lk.RevokeAPIKey(ctx, "default", "key_nope"), store.ErrNotFound)
+	assert.ErrorIs(t, lk.APIKeys().Revoke(ctx, "default", "key_nope"), store.ErrNotFound)
 }
 
 func TestHandler_resolver(t *testing.T) {
@@ -228,18 +267,18 @@ func TestHandler_resolver(t *testing.T) {
 	for _, p := range []string{"a", "b"} {
 		_, err := lk.CreateProject(ctx, p)
 		require.NoError(t, err)
-		_, err = lk.CreateContact(ctx, p, "in "+p)
-		require.NoError(t, err)
+		createContact(t, st, p, "in "+p)
 	}
-	_, tokA, err := lk.CreateAPIKey(ctx, "a", "k")
+	_, tokA, err := lk.APIKeys().Create(ctx, "a", "k")
 	require.NoError(t, err)
 
+	h := contract(t).Handler(lk.Handler())
 	send := func(project, token string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest("GET", "/v1/contacts", nil)
 		req.Header.Set("X-Project", project)
 		req.Header.Set("Authorization", "Bearer "+tokA)
 		w := httptest.NewRecorder()
-		lk.Handler().ServeHTTP(w, req)
+		h.ServeHTTP(w, req)
 		return w
 	}
 	w := send("a", tokA)
@@ -254,21 +293,20 @@ func TestHandler_resolver(t *testing.T) {
 	assert.NotContains(t, w.Body.String(), "boom")
 }
 
-func TestPathHandler(t *testing.T) {
+func TestByPath(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
-	lk := newLatchkey(t, st, nil)
+	lk, h := newPathLatchkey(t, st, nil)
 	for _, p := range []string{"default", "a"} {
 		if p != "default" {
 			_, err := lk.CreateProject(ctx, p)
 			require.NoError(t, err)
 		}
-		_, err := lk.CreateUser(ctx, p, "ada@example.com", "pw-"+p, nil)
+		_, err := lk.Users().Create(ctx, p, "ada@example.com", "pw-"+p, nil)
 		require.NoError(t, err)
-		_, err = lk.CreateContact(ctx, p, "in "+p)
-		require.NoError(t, err)
+		createContact(t, st, p, "in "+p)
 	}
-	c := client{t: t, h: lk.PathHandler(store.DefaultProject)}
+	c := newClient(t, h)
 
 	tokA, _ := c.login("/p/a", "ada@example.com", "pw-a")
 	tokD, _ := c.login("", "ada@example.com", "pw-default")
@@ -288,14 +326,14 @@ func TestPathHandler(t *testing.T) {
 		"/p/A/v1/contacts", "/p/a/p/a/v1/contacts", "/p/a/../default/v1/contacts"} {
 		c.problem("GET", p, tokA, http.StatusNotFound, "not_found")
 	}
-	h := c.problem("POST", "/p/a/v1/contacts", tokA, http.StatusMethodNotAllowed, "method_not_allowed")
-	assert.Equal(t, "GET, HEAD", h.Get("Allow"))
+	hd := c.problem("POST", "/p/a/v1/contacts", tokA, http.StatusMethodNotAllowed, "method_not_allowed")
+	assert.Equal(t, "GET, HEAD", hd.Get("Allow"))
 
 	st2, _, body := c.do("GET", "/p/a/.well-known/jwks.json", "", "")
 	assert.Equal(t, http.StatusOK, st2, body)
 
 	// Without a fallback only /p/... is served.
-	strict := client{t: t, h: lk.PathHandler("")}
+	strict := newClient(t, tenant.ByPath("/p/", "", lk.Handler()))
 	strict.problem("GET", "/v1/contacts", tokD, http.StatusNotFound, "not_found")
 	assert.Equal(t, []string{"in a"}, strict.listNames("/p/a/v1/contacts", tokA))
 }
@@ -303,8 +341,8 @@ func TestPathHandler(t *testing.T) {
 func TestHandler_projectCreatedElsewhereIsServedAtOnce(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
-	lk := newLatchkey(t, st, nil)
-	c := client{t: t, h: lk.PathHandler(store.DefaultProject)}
+	_, h := newPathLatchkey(t, st, nil)
+	c := newClient(t, h)
 	c.problem("GET", "/p/late/.well-known/jwks.json", "", http.StatusNotFound, "not_found")
 
 	other := newLatchkey(t, st, nil) // another process on the same store
@@ -314,27 +352,15 @@ func TestHandler_projectCreatedElsewhereIsServedAtOnce(t *testing.T) {
 	assert.Equal(t, http.StatusOK, st2, body)
 }
 
-func TestOptions_console(t *testing.T) {
-	st := openStore(t)
-	var got *latchkey.Latchkey
-	lk := newLatchkey(t, st, &latchkey.Options{Console: func(l *latchkey.Latchkey) http.Handler {
-		got = l
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			p, _ := tenant.FromContext(r.Context())
-			_, _ = io.WriteString(w, "console of "+p+" at "+r.URL.Path)
-		})
-	}})
-	require.Same(t, lk, got)
-	c := client{t: t, h: lk.PathHandler(store.DefaultProject)}
-	st2, _, body := c.do("GET", "/console/keys", "", "")
-	assert.Equal(t, http.StatusOK, st2)
-	assert.Equal(t, "console of default at /console/keys", body)
-	st2, h, _ := c.do("GET", "/p/default/console", "", "")
+func TestOptions_consoleRedirect(t *testing.T) {
+	_, h := newPathLatchkey(t, openStore(t), nil)
+	c := newClient(t, h)
+	st2, hd, _ := c.do("GET", "/p/default/console", "", "")
 	assert.Equal(t, http.StatusMovedPermanently, st2)
-	assert.Equal(t, "console/", h.Get("Location"))
+	assert.Equal(t, "console/", hd.Get("Location"))
 }
 
-func TestAdmin(t *testing.T) {
+func TestCreateProject(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
 	lk := newLatchkey(t, st, nil)
@@ -348,43 +374,16 @@ func TestAdmin(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrConflict)
 	_, err = lk.CreateProject(ctx, "Not/A/Slug")
 	assert.ErrorIs(t, err, store.ErrInvalid)
-
-	u, err := lk.CreateUser(ctx, "acme", " Ada@Example.com ", "pw", []string{"admin"})
-	require.NoError(t, err)
-	assert.Equal(t, "Ada@Example.com", u.Email)
-	assert.True(t, strings.HasPrefix(u.PasswordHash, "$argon2id$"))
-	_, err = lk.CreateUser(ctx, "acme", "ada@example.COM", "pw", nil)
-	assert.ErrorIs(t, err, store.ErrConflict)
-	_, err = lk.CreateUser(ctx, "acme", "", "pw", nil)
-	assert.ErrorIs(t, err, store.ErrInvalid)
-	_, err = lk.CreateUser(ctx, "acme", "b@example.com", "", nil)
-	assert.ErrorIs(t, err, store.ErrInvalid)
-	_, err = lk.CreateUser(ctx, "nope", "b@example.com", "pw", nil)
+	_, err = lk.Users().Create(ctx, "nope", "b@example.com", "pw", nil)
 	assert.ErrorIs(t, err, store.ErrNotFound)
-
-	_, err = lk.CreateContact(ctx, "nope", "x")
-	assert.ErrorIs(t, err, store.ErrNotFound)
-	_, err = lk.CreateContact(ctx, "acme", "")
-	assert.ErrorIs(t, err, store.ErrInvalid)
-
-	var progress []int
-	require.NoError(t, lk.SeedContacts(ctx, "acme", latchkey.SeedBatch+5, func(done int) { progress = append(progress, done) }))
-	assert.Equal(t, []int{latchkey.SeedBatch, latchkey.SeedBatch + 5}, progress)
-	assert.ErrorIs(t, lk.SeedContacts(ctx, "nope", 3, nil), store.ErrNotFound)
-	page, err := st.ListContacts(ctx, "acme", paginate.Request{Limit: paginate.MaxLimit})
-	require.NoError(t, err)
-	for _, c := range page.Items {
-		assert.Regexp(t, `^ct_[0-9a-v]{26}$`, c.ID, "seeded ids have store.NewID's shape")
-		assert.NotEmpty(t, c.Name)
-	}
-
-	_, _, err = lk.CreateAPIKey(ctx, "nope", "k")
+	_, _, err = lk.APIKeys().Create(ctx, "nope", "k")
 	assert.ErrorIs(t, err, store.ErrNotFound)
 }
 
 func TestOptions_defaultConsole(t *testing.T) {
 	st := openStore(t)
-	c := client{t: t, h: newLatchkey(t, st, nil).PathHandler(store.DefaultProject)}
+	_, ph := newPathLatchkey(t, st, nil)
+	c := newClient(t, ph)
 	code, h, body := c.do("GET", "/console/signin", "", "")
 	assert.Equal(t, http.StatusOK, code, body)
 	assert.Contains(t, h.Get("Content-Security-Policy"), "frame-ancestors 'none'")
@@ -395,6 +394,7 @@ func TestOptions_defaultConsole(t *testing.T) {
 
 func TestOptions_noConsole(t *testing.T) {
 	st := openStore(t)
-	c := client{t: t, h: newLatchkey(t, st, &latchkey.Options{NoConsole: true}).PathHandler(store.DefaultProject)}
+	_, h := newPathLatchkey(t, st, &latchkey.Options{NoConsole: true})
+	c := newClient(t, h)
 	c.problem("GET", "/console/signin", "", http.StatusNotFound, "not_found")
 }

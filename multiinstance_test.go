@@ -23,8 +23,9 @@ import (
 // instance is one full Latchkey deployment: its own PostgreSQL pool, its own
 // handler stack and caches, served over real HTTP.
 type instance struct {
-	lk  *latchkey.Latchkey
-	url string
+	lk     *latchkey.Latchkey
+	url    string
+	client *http.Client // checks every exchange against the OpenAPI document
 }
 
 func startInstance(t *testing.T, dbURL string, now func() time.Time) instance {
@@ -32,10 +33,11 @@ func startInstance(t *testing.T, dbURL string, now func() time.Time) instance {
 	st, err := postgres.Open(t.Context(), dbURL, &postgres.Options{Logger: testLogger(t), MaxConns: 8})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	lk := newLatchkey(t, st, &latchkey.Options{Now: now})
-	srv := httptest.NewServer(lk.PathHandler("default"))
+	lk, h := newPathLatchkey(t, st, &latchkey.Options{Now: now})
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return instance{lk: lk, url: srv.URL + "/p/shared"}
+	contract(t).WrapClient(srv.Client())
+	return instance{lk: lk, url: srv.URL + "/p/shared", client: srv.Client()}
 }
 
 // call sends one request over HTTP and returns the status and the body.
@@ -54,7 +56,7 @@ func (in instance) call(t *testing.T, method, path, token, body string) (int, st
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := in.client.Do(req)
 	if err != nil {
 		return 0, err.Error()
 	}
@@ -89,19 +91,18 @@ func TestMultiInstance(t *testing.T) {
 	ctx := t.Context()
 	_, err := a.lk.CreateProject(ctx, "shared")
 	require.NoError(t, err)
-	_, err = b.lk.CreateUser(ctx, "shared", "ada@example.com", "pw-ada", nil)
+	_, err = b.lk.Users().Create(ctx, "shared", "ada@example.com", "pw-ada", nil)
 	require.NoError(t, err)
-	_, err = a.lk.CreateContact(ctx, "shared", "Grace")
-	require.NoError(t, err)
+	createContact(t, a.lk.Store(), "shared", "Grace")
 
 	t.Run("RevokeThroughOneRefusedByOther", func(t *testing.T) {
-		key, token, err := a.lk.CreateAPIKey(ctx, "shared", "backend")
+		key, token, err := a.lk.APIKeys().Create(ctx, "shared", "backend")
 		require.NoError(t, err)
 		for _, in := range []instance{a, b} {
 			st, body := in.call(t, "GET", "/v1/contacts", token, "")
 			require.Equal(t, http.StatusOK, st, body) // both have now cached the token
 		}
-		require.NoError(t, a.lk.RevokeAPIKey(ctx, "shared", key.ID))
+		require.NoError(t, a.lk.APIKeys().Revoke(ctx, "shared", key.ID))
 		st, body := b.call(t, "GET", "/v1/contacts", token, "")
 		assert.Equal(t, http.StatusUnauthorized, st, body)
 		assert.Equal(t, "invalid_token", codeOf(body))

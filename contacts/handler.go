@@ -12,9 +12,6 @@ import (
 	"github.com/latchkey-dev/latchkey/tenant"
 )
 
-// Path is the path the handler serves, relative to a project's base_url.
-const Path = "/v1/contacts"
-
 // Options configures the handler. A nil *Options and every zero field mean
 // the documented default.
 type Options struct {
@@ -26,13 +23,12 @@ type Options struct {
 type handler struct {
 	contacts store.ContactStore
 	logger   *slog.Logger
-	serve    http.Handler
 }
 
-// NewHandler returns the handler of GET /v1/contacts, listing from st. It
-// answers GET and HEAD on exactly [Path]; another method gets 405
-// method_not_allowed with Allow, another path 404 not_found. It panics if st
-// is nil.
+// NewHandler returns the handler of GET {base_url}/v1/contacts for the
+// project in the request's context (package tenant), listing from st. The
+// routing table mounts it (for GET and HEAD) behind the bearer middleware.
+// It panics if st is nil.
 func NewHandler(st store.ContactStore, opts *Options) http.Handler {
 	if st == nil {
 		panic("contacts: NewHandler with a nil store")
@@ -44,21 +40,7 @@ func NewHandler(st store.ContactStore, opts *Options) http.Handler {
 	if h.logger == nil {
 		h.logger = slog.Default()
 	}
-	h.serve = httpapi.Handle(h.logger, h.list)
-	return h
-}
-
-// ServeHTTP checks the path and method, then lists.
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != Path {
-		httpapi.NotFound().ServeHTTP(w, r)
-		return
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		httpapi.MethodNotAllowed(w, "GET, HEAD")
-		return
-	}
-	h.serve.ServeHTTP(w, r)
+	return httpapi.Handle(h.logger, h.list)
 }
 
 // list answers one page of the project's contacts.

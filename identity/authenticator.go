@@ -83,16 +83,19 @@ func NewAuthenticator(users store.UserStore, h *Hasher, lim Limiter, opts *AuthO
 }
 
 // Authenticate returns the user of project projectID whose email equals
-// email case-insensitively and whose password is password.
+// email case-insensitively and whose password is password, if that user is
+// not disabled.
 //
 // Before any lookup or hashing it asks the Limiter whether the account
 // (projectID and the normalized email, whether or not such a user exists)
 // or clientAddr has failed too often, and if so returns a
-// *RateLimitedError. An unknown email, a wrong password, a password over
-// MaxPasswordLen bytes and an unreadable stored hash all return
-// ErrInvalidCredentials and count as one failure for the account and the
-// address; an unknown email costs one argon2id hash, exactly as a wrong
-// password does. A success forgets the account's failures and, if the
+// *RateLimitedError. An unknown email, a wrong password, a disabled user, a
+// password over MaxPasswordLen bytes and an unreadable stored hash all
+// return ErrInvalidCredentials and count as one failure for the account and
+// the address; an unknown email and a disabled user cost one argon2id hash,
+// exactly as a wrong password does. Throttling fails closed: when the
+// Limiter cannot check or count, the attempt is refused with an error
+// matching store.ErrUnavailable. A success forgets the account's failures and, if the
 // stored hash is bcrypt or weaker than the current argon2id parameters,
 // replaces it with a fresh argon2id hash. clientAddr "" throttles by
 // account only. Any other error is a store or context error.
@@ -105,7 +108,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 	admit := func() error {
 		wait, err := a.lim.Check(ctx, account, address)
 		if err != nil {
-			return err
+			return fmt.Errorf("identity: sign-in throttling could not be checked: %w: %w", store.ErrUnavailable, err)
 		}
 		if wait > 0 {
 			a.log.InfoContext(ctx, "sign-in throttled", "project", projectID, "client", clientAddr)
@@ -119,7 +122,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 	if len(password) > MaxPasswordLen {
 		// Refused without hashing: the answer does not depend on the
 		// account, so skipping the hash reveals nothing.
-		return store.User{}, a.fail(ctx, projectID, account, address, clientAddr, "password too long")
+		return store.User{}, a.fail(ctx, projectID, account, address, clientAddr, "", "password too long")
 	}
 
 	u, err := a.users.GetUserByEmail(ctx, projectID, email)
@@ -130,7 +133,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 		if _, _, err := a.hasher.verify(ctx, a.dummy, password, admit); err != nil {
 			return store.User{}, err
 		}
-		return store.User{}, a.fail(ctx, projectID, account, address, clientAddr, "unknown email")
+		return store.User{}, a.fail(ctx, projectID, account, address, clientAddr, "", "unknown email")
 	case err != nil:
 		return store.User{}, fmt.Errorf("identity: looking up user: %w", err)
 	}
@@ -145,7 +148,10 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 		return store.User{}, err
 	}
 	if !ok {
-		return store.User{}, a.fail(ctx, projectID, account, address, clientAddr, "wrong password")
+		return store.User{}, a.fail(ctx, projectID, account, address, clientAddr, u.ID, "wrong password")
+	}
+	if u.Disabled() {
+		return store.User{}, a.fail(ctx, projectID, account, address, clientAddr, u.ID, "user disabled")
 	}
 
 	if err := a.lim.Success(ctx, account); err != nil {
@@ -157,12 +163,21 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 	return u, nil
 }
 
-// fail counts a failed attempt and returns ErrInvalidCredentials.
-func (a *Authenticator) fail(ctx context.Context, projectID, account, address, clientAddr, reason string) error {
-	if err := a.lim.Failure(ctx, account, address); err != nil {
-		a.log.ErrorContext(ctx, "counting sign-in failure", "project", projectID, "err", err)
+// fail counts a failed attempt and returns ErrInvalidCredentials, or, when
+// the failure cannot be counted, an error matching store.ErrUnavailable: an
+// attempt that throttling did not see is refused. The log line names the
+// account by userID when it exists, else by its throttling key's hash,
+// never by its email.
+func (a *Authenticator) fail(ctx context.Context, projectID, account, address, clientAddr, userID, reason string) error {
+	who := slog.String("user", userID)
+	if userID == "" {
+		who = slog.String("account", accountRef(account))
 	}
-	a.log.InfoContext(ctx, "sign-in failed", "project", projectID, "client", clientAddr, "reason", reason)
+	if err := a.lim.Failure(ctx, account, address); err != nil {
+		a.log.ErrorContext(ctx, "sign-in refused: the failure could not be counted", "project", projectID, who, "client", clientAddr, "err", err)
+		return fmt.Errorf("identity: a failed sign-in could not be counted: %w: %w", store.ErrUnavailable, err)
+	}
+	a.log.InfoContext(ctx, "sign-in failed", "project", projectID, who, "client", clientAddr, "reason", reason)
 	return ErrInvalidCredentials
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -158,7 +157,7 @@ func BenchmarkRefresh(b *testing.B) {
 	tokens := make(chan string, families)
 	now := e.clock.Now()
 	for range families {
-		id := identity.NewFamilyID()
+		id := store.NewID(store.PrefixFamily)
 		err := e.st.CreateRefreshFamily(ctx, store.RefreshFamily{
 			ID: id, ProjectID: "default", UserID: u.ID, IssuedAt: now,
 			ExpiresAt: now.Add(time.Hour), CreatedAt: now,
@@ -190,7 +189,7 @@ func BenchmarkRefresh(b *testing.B) {
 			raw, _ := io.ReadAll(res.Body)
 			res.Body.Close()
 			if res.StatusCode != http.StatusOK || json.Unmarshal(raw, &ts) != nil {
-				b.Error(fmt.Sprintf("refresh = %d %s", res.StatusCode, raw))
+				b.Errorf("refresh = %d %s", res.StatusCode, raw)
 				return
 			}
 			cur = ts.RefreshToken

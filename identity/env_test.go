@@ -17,7 +17,10 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/latchkey-dev/latchkey/audit"
 	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/internal/openapitest"
 	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/store"
@@ -48,6 +51,8 @@ type envConfig struct {
 	refresh func(store.RefreshStore) store.RefreshStore
 	// hasher tunes the hasher; nil means defaults.
 	hasher *identity.HasherOptions
+	// auditLog records the handler's audit entries in the store.
+	auditLog bool
 }
 
 // env is a running identity endpoint on a real SQLite store, with a real
@@ -115,6 +120,9 @@ func newEnv(t testing.TB, cfg envConfig) *env {
 	if opts.Logger == nil {
 		opts.Logger = logger
 	}
+	if cfg.auditLog {
+		opts.Audit = audit.New(st, &audit.Options{Now: e.clock.Now})
+	}
 	if opts.ClientAddr == nil {
 		// Tests pose as many clients through this header; a real
 		// deployment sets ClientAddr only behind a trusted proxy.
@@ -122,15 +130,27 @@ func newEnv(t testing.TB, cfg envConfig) *env {
 			if a := r.Header.Get("X-Test-Client"); a != "" {
 				return a
 			}
-			return identity.RemoteHost(r)
+			return httpapi.RemoteHost(r)
 		}
 	}
 	var refresh store.RefreshStore = st
 	if cfg.refresh != nil {
 		refresh = cfg.refresh(st)
 	}
-	e.handler = identity.NewHandler(st, refresh, e.auth, e.kr, e.masterKey, &opts)
-	e.srv = httptest.NewServer(withTenant(e.handler))
+	e.handler = identity.NewHandler(identity.Deps{
+		Users: st, Sessions: refresh, Authenticator: e.auth, Minter: e.kr, MasterKey: e.masterKey,
+	}, &opts)
+	// The routes the root package's routing table gives these handlers.
+	mux := http.NewServeMux()
+	mux.Handle("POST /v1/identity/login", e.handler.Login())
+	mux.Handle("POST /v1/identity/refresh", e.handler.Refresh())
+	mux.Handle("POST /v1/identity/logout", e.handler.Logout())
+	e.srv = httptest.NewServer(withTenant(mux))
+	if _, bench := t.(*testing.B); !bench {
+		// Every exchange is checked against the OpenAPI document;
+		// benchmarks measure the server alone.
+		openapitest.New(t, &openapitest.Options{ProjectPrefix: "/p/"}).WrapClient(e.srv.Client())
+	}
 	// A request that should answer at once but waits for a hashing slot
 	// fails the test instead of hanging it.
 	e.srv.Client().Timeout = 30 * time.Second
@@ -225,6 +245,11 @@ func (e *env) login(t testing.TB, prefix, email, password string, header ...stri
 func (e *env) refresh(t testing.TB, prefix, token string) response {
 	t.Helper()
 	return e.post(t, prefix+"/v1/identity/refresh", map[string]string{"refresh_token": token})
+}
+
+func (e *env) logout(t testing.TB, prefix, token string) response {
+	t.Helper()
+	return e.post(t, prefix+"/v1/identity/logout", map[string]string{"refresh_token": token})
 }
 
 // tokenSet is the 200 body of login and refresh.

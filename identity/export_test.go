@@ -27,6 +27,3 @@ func (h *Hasher) HoldSlots(ctx context.Context) (release func(), err error) {
 func RefreshToken(masterKey []byte, projectID, familyID string, gen int64) string {
 	return newRefreshCodec(masterKey).token(projectID, familyID, gen)
 }
-
-// NewFamilyID returns a fresh refresh family id.
-func NewFamilyID() string { return newFamilyID() }

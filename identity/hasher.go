@@ -82,9 +82,8 @@ type HasherOptions struct {
 	// bounds the memory a login flood can take. Zero means
 	// runtime.GOMAXPROCS(0) - 1, but at least 1 and at most 8: one
 	// processor is left to the requests that do not hash, which would
-	// otherwise wait behind a login flood for the scheduler's 10 ms
-	// preemption (on 2 cores, p99 40-130 ms for an authenticated GET
-	// instead of under 10 ms).
+	// otherwise wait behind a login flood for the scheduler's preemption
+	// (the README's login flood benchmark measures the difference).
 	MaxConcurrent int
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/latchkey-dev/latchkey/store"
@@ -101,6 +102,14 @@ const (
 func accountKey(projectID, email string) string {
 	sum := sha256.Sum256([]byte(store.NormalizeEmail(email)))
 	return accountKeyPrefix + projectID + "/" + base64.RawURLEncoding.EncodeToString(sum[:18])
+}
+
+// accountRef returns the part of an account key that names the account in
+// logs: a prefix of its email's hash, which tells one account's failures
+// from another's without revealing the email.
+func accountRef(account string) string {
+	ref := account[strings.LastIndexByte(account, '/')+1:]
+	return ref[:min(len(ref), 12)]
 }
 
 // addressKey returns the throttling key of a client address in a project,

@@ -148,19 +148,6 @@ func TestRefresh_BodyRejections(t *testing.T) {
 	}
 }
 
-func TestHandler_Routes(t *testing.T) {
-	e := newEnv(t, envConfig{})
-	for _, p := range []string{"/v1/identity/login", "/v1/identity/refresh"} {
-		res := e.do(t, http.MethodGet, p, "", nil)
-		assert.Equal(t, http.StatusMethodNotAllowed, res.status)
-		assert.Equal(t, "method_not_allowed", res.code(t))
-		assert.Equal(t, "POST", res.header.Get("Allow"))
-	}
-	res := e.do(t, http.MethodPost, "/v1/identity/logout", "application/json", []byte(`{}`))
-	assert.Equal(t, http.StatusNotFound, res.status)
-	assert.Equal(t, "not_found", res.code(t))
-}
-
 func TestLogin_EmailCaseInsensitive(t *testing.T) {
 	e := newEnv(t, envConfig{})
 	u := e.createUser(t, "default", "Alice@Example.COM", "correct horse", "")
@@ -278,18 +265,25 @@ func TestLogin_SecretsNeverLogged(t *testing.T) {
 	var buf testutil.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e := newEnv(t, envConfig{logger: logger, opts: identity.Options{NoReuseWindow: true}})
-	e.createUser(t, "default", "alice@example.com", "correct horse", "")
+	alice := e.createUser(t, "default", "alice@example.com", "correct horse", "")
 
-	e.login(t, "", "alice@example.com", "wrong horse")
+	e.login(t, "", "alice@example.com", "wrong horse", "X-Test-Client", "198.51.100.7")
+	failed := buf.String()
 	e.login(t, "", "nobody@example.com", "wrong horse")
+	unknown := strings.TrimPrefix(buf.String(), failed)
 	ts := e.login(t, "", "alice@example.com", "correct horse").tokens(t)
 	next := e.refresh(t, "", ts.RefreshToken).tokens(t)
-	e.refresh(t, "", ts.RefreshToken) // replay: logged at Warn
+	e.post(t, "/v1/identity/refresh", map[string]string{"refresh_token": ts.RefreshToken}, "X-Test-Client", "203.0.113.9") // replay: logged at Warn
 	e.refresh(t, "", ts.RefreshToken+"x")
 
 	logs := buf.String()
-	assert.Contains(t, logs, "replayed", "the replay is logged")
-	for _, secret := range []string{"correct horse", "wrong horse", ts.RefreshToken, next.RefreshToken, ts.AccessToken, next.AccessToken, "$argon2id$"} {
+	// An incident needs to know whose account failed and who replayed.
+	assert.Contains(t, failed, "user="+alice.ID, "a failed sign-in of a known account names the user")
+	assert.Contains(t, failed, "client=198.51.100.7")
+	assert.Regexp(t, `account=[A-Za-z0-9_-]{12}\b`, unknown, "an unknown account is named by its key's hash")
+	assert.Regexp(t, `replayed.*client=203\.0\.113\.9`, logs, "the replay is logged with its client")
+	for _, secret := range []string{"correct horse", "wrong horse", ts.RefreshToken, next.RefreshToken, ts.AccessToken, next.AccessToken, "$argon2id$",
+		"alice@example.com", "nobody@example.com"} {
 		assert.NotContains(t, logs, secret)
 	}
 }

@@ -181,7 +181,7 @@ func TestRefresh_OtherProject(t *testing.T) {
 
 	// Even a token correctly MACed for "default" that names acme's family
 	// is refused: the store looks families up per project.
-	fam := identity.NewFamilyID()
+	fam := store.NewID(store.PrefixFamily)
 	require.NoError(t, e.st.CreateRefreshFamily(context.Background(), store.RefreshFamily{
 		ID: fam, ProjectID: "acme", UserID: acmeUser(t, e), IssuedAt: e.clock.Now(),
 		ExpiresAt: e.clock.Now().Add(time.Hour), CreatedAt: e.clock.Now(),
@@ -228,7 +228,7 @@ func TestRefresh_ForgedOrGarbled(t *testing.T) {
 		"flipped generation bit": flip(20),
 		"bumped generation":      flip(23),
 		"flipped mac bit":        flip(len(raw) - 1),
-		"other master key":       identity.RefreshToken(otherKey, "default", identity.NewFamilyID(), 0),
+		"other master key":       identity.RefreshToken(otherKey, "default", store.NewID(store.PrefixFamily), 0),
 		"random bytes":           enc(random),
 		"truncated":              good[:len(good)-1],
 		"extended":               good + "A",
@@ -252,7 +252,7 @@ func TestRefresh_ForgedOrGarbled(t *testing.T) {
 
 	// A correctly MACed token for a family that does not exist reaches the
 	// store and is refused there; so is a generation above the current.
-	res := e.refresh(t, "", identity.RefreshToken(e.masterKey, "default", identity.NewFamilyID(), 0))
+	res := e.refresh(t, "", identity.RefreshToken(e.masterKey, "default", store.NewID(store.PrefixFamily), 0))
 	assert.Equal(t, http.StatusUnauthorized, res.status)
 
 	// None of this hurt the real token.

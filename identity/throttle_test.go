@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
 )
@@ -134,7 +135,7 @@ func TestLogin_ThrottleDefaultClientAddress(t *testing.T) {
 	// header changes nothing.
 	e := newEnv(t, envConfig{
 		limiter: memoryLimiter(identity.LimiterOptions{AccountLimit: 100, AddressLimit: 2}),
-		opts:    identity.Options{ClientAddr: identity.RemoteHost},
+		opts:    identity.Options{ClientAddr: httpapi.RemoteHost},
 	})
 	for i := range 2 {
 		e.login(t, "", fmt.Sprintf("u%d@example.com", i), "guess", "X-Forwarded-For", fmt.Sprintf("192.0.2.%d", i))

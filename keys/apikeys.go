@@ -2,23 +2,23 @@ package keys
 
 import (
 	"context"
+
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/latchkey-dev/latchkey/audit"
 	"github.com/latchkey-dev/latchkey/store"
 )
-
-// MaxAPIKeyNameLen is the longest API key name, in characters.
-const MaxAPIKeyNameLen = 100
 
 // APIKeysOptions tunes [APIKeys]. The zero value (or a nil pointer) is valid.
 type APIKeysOptions struct {
 	// Now returns the current time, used for creation and revocation
 	// times. Default: time.Now.
 	Now func() time.Time
+	// Audit records key creations and revocations, by the actor of the
+	// request's context (package audit). Nil records nothing.
+	Audit *audit.Log
 }
 
 // APIKeys creates, lists and revokes a project's permanent API keys. A
@@ -27,9 +27,10 @@ type APIKeysOptions struct {
 // works until it is revoked or the signing key that signed it is retired.
 // APIKeys is safe for concurrent use.
 type APIKeys struct {
-	st  store.APIKeyStore
-	kr  *Keyring
-	now func() time.Time
+	st    store.APIKeyStore
+	kr    *Keyring
+	now   func() time.Time
+	audit *audit.Log
 }
 
 // NewAPIKeys returns an APIKeys keeping records in st and minting with kr.
@@ -38,34 +39,46 @@ func NewAPIKeys(st store.APIKeyStore, kr *Keyring, opts *APIKeysOptions) *APIKey
 	if st == nil || kr == nil {
 		panic("keys: NewAPIKeys with a nil store or keyring")
 	}
-	now := time.Now
-	if opts != nil && opts.Now != nil {
-		now = opts.Now
+	var o APIKeysOptions
+	if opts != nil {
+		o = *opts
 	}
-	return &APIKeys{st: st, kr: kr, now: now}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &APIKeys{st: st, kr: kr, now: o.Now, audit: o.Audit}
 }
 
 // Create makes a new API key named name (trimmed of surrounding white
 // space) in the project and returns its record as stored and its token. The
-// token is shown to the user once and cannot be recovered. A name that is
-// empty, longer than MaxAPIKeyNameLen characters, not UTF-8 or holding
-// control characters gives an error matching [ErrInvalidName]; an unknown
-// project one matching store.ErrNotFound.
+// record names the actor of ctx (package audit) as its creator and the
+// signing key that signed the token. The token is shown to the user once
+// and cannot be recovered. A name that store.CheckName refuses gives an
+// error matching [ErrInvalidName]; an unknown project one matching
+// store.ErrNotFound.
 func (a *APIKeys) Create(ctx context.Context, projectID, name string) (store.APIKey, string, error) {
-	name, err := cleanName(name)
-	if err != nil {
-		return store.APIKey{}, "", err
+	name = strings.TrimSpace(name)
+	if err := store.CheckName("API key name", name); err != nil {
+		return store.APIKey{}, "", fmt.Errorf("%w: %w", ErrInvalidName, err)
 	}
 	id := store.NewID(store.PrefixAPIKey)
 	// Mint first: a project without an active key gets no record.
-	token, err := a.kr.MintAPIKeyToken(ctx, projectID, id)
+	token, kid, err := a.kr.MintAPIKeyToken(ctx, projectID, id)
 	if err != nil {
 		return store.APIKey{}, "", fmt.Errorf("keys: create API key: %w", err)
 	}
-	rec := store.APIKey{ID: id, ProjectID: projectID, Name: name, CreatedAt: store.Truncate(a.now())}
+	rec := store.APIKey{
+		ID:           id,
+		ProjectID:    projectID,
+		Name:         name,
+		CreatedBy:    audit.FromContext(ctx).ID,
+		SigningKeyID: kid,
+		CreatedAt:    store.Truncate(a.now()),
+	}
 	if err := a.st.CreateAPIKey(ctx, rec); err != nil {
 		return store.APIKey{}, "", fmt.Errorf("keys: create API key: %w", err)
 	}
+	a.audit.Record(ctx, projectID, store.ActionAPIKeyCreate, id)
 	return rec, token, nil
 }
 
@@ -79,28 +92,31 @@ func (a *APIKeys) List(ctx context.Context, projectID string) ([]store.APIKey, e
 }
 
 // Revoke revokes the project's key id now. Every Verifier on the same
-// store refuses its token from the next request on. Revoking a revoked key
-// succeeds and keeps the first time; an unknown id gives an error matching
-// store.ErrNotFound.
+// store refuses its token from the next request on, and the revocation
+// feed lists it. Revoking a revoked key succeeds and keeps the first time;
+// an unknown id gives an error matching store.ErrNotFound.
 func (a *APIKeys) Revoke(ctx context.Context, projectID, id string) error {
 	if err := a.st.RevokeAPIKey(ctx, projectID, id, a.now()); err != nil {
 		return fmt.Errorf("keys: revoke API key: %w", err)
 	}
+	a.audit.Record(ctx, projectID, store.ActionAPIKeyRevoke, id)
 	return nil
 }
 
-// cleanName trims name and checks it.
-func cleanName(name string) (string, error) {
-	name = strings.TrimSpace(name)
-	switch {
-	case name == "":
-		return "", fmt.Errorf("%w: the name is empty", ErrInvalidName)
-	case !utf8.ValidString(name):
-		return "", fmt.Errorf("%w: the name is not valid UTF-8", ErrInvalidName)
-	case utf8.RuneCountInString(name) > MaxAPIKeyNameLen:
-		return "", fmt.Errorf("%w: the name is longer than %d characters", ErrInvalidName, MaxAPIKeyNameLen)
-	case strings.ContainsFunc(name, unicode.IsControl):
-		return "", fmt.Errorf("%w: the name holds control characters", ErrInvalidName)
+// ActiveSignedBy returns how many of the project's API keys are not revoked
+// and were signed by the signing key kid: the keys that retiring kid would
+// stop. Keys created before their signing key was recorded are not
+// counted.
+func (a *APIKeys) ActiveSignedBy(ctx context.Context, projectID, kid string) (int, error) {
+	ks, err := a.List(ctx, projectID)
+	if err != nil {
+		return 0, err
 	}
-	return name, nil
+	n := 0
+	for _, k := range ks {
+		if !k.Revoked() && k.SigningKeyID == kid {
+			n++
+		}
+	}
+	return n, nil
 }

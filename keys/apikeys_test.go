@@ -69,13 +69,14 @@ func TestAPIKeys_CreateListRevoke(t *testing.T) {
 func TestAPIKeys_CreateErrors(t *testing.T) {
 	e := newEnv(t, nil, "alpha")
 	ctx := context.Background()
-	for _, name := range []string{"", "   ", strings.Repeat("x", keys.MaxAPIKeyNameLen+1), "tab\tinside", "bad\xffutf8"} {
+	for _, name := range []string{"", "   ", strings.Repeat("x", store.MaxNameLen+1), "tab\tinside", "bad\xffutf8",
+		"invoice\u202egnp.exe", "a\u2066b", "nul\x00"} {
 		_, _, err := e.ak.Create(ctx, "alpha", name)
 		require.ErrorIs(t, err, keys.ErrInvalidName, "%q", name)
 	}
-	k, _, err := e.ak.Create(ctx, "alpha", strings.Repeat("é", keys.MaxAPIKeyNameLen))
-	require.NoError(t, err, "100 characters are fine, whatever their bytes")
-	require.Equal(t, strings.Repeat("é", keys.MaxAPIKeyNameLen), k.Name)
+	k, _, err := e.ak.Create(ctx, "alpha", "  "+strings.Repeat("é", store.MaxNameLen)+"\n")
+	require.NoError(t, err, "100 characters are fine, whatever their bytes; white space around is trimmed")
+	require.Equal(t, strings.Repeat("é", store.MaxNameLen), k.Name)
 
 	_, _, err = e.ak.Create(ctx, "nosuchproject", "x")
 	require.ErrorIs(t, err, store.ErrNotFound)

@@ -41,7 +41,7 @@ func TestBearerToken(t *testing.T) {
 			for _, v := range c.headers {
 				h.Add("Authorization", v)
 			}
-			got, presented, reason := bearerToken(h)
+			got, presented, reason := BearerToken(h)
 			require.Equal(t, c.presented, presented, "presented")
 			if c.ok {
 				require.Empty(t, reason)
@@ -58,21 +58,4 @@ func TestKind_String(t *testing.T) {
 	require.Equal(t, "user", KindUser.String())
 	require.Equal(t, "api_key", KindAPIKey.String())
 	require.Equal(t, "unknown", Kind(0).String())
-}
-
-func TestCleanName(t *testing.T) {
-	for in, want := range map[string]string{
-		"ci":                      "ci",
-		"  backend  ":             "backend",
-		strings.Repeat("é", 100):  strings.Repeat("é", 100),
-		"\tname with\u00a0nbsp\n": "name with\u00a0nbsp",
-	} {
-		got, err := cleanName(in)
-		require.NoError(t, err, "%q", in)
-		require.Equal(t, want, got)
-	}
-	for _, in := range []string{"", "   ", strings.Repeat("a", 101), "a\x00b", "a\nb", "bad\xff"} {
-		_, err := cleanName(in)
-		require.ErrorIs(t, err, ErrInvalidName, "%q", in)
-	}
 }

@@ -14,15 +14,22 @@ import (
 	"github.com/latchkey-dev/latchkey/store"
 )
 
-// snapshotStore answers GetSigningKey and GetAPIKey from a copy of records
-// taken from the real store. It exists only so the benchmarks can show the
+// snapshotStore answers the Verifier's reads from a copy of records taken
+// from the real store. It exists only so the benchmarks can show the
 // verifier's own cost apart from the store lookups the contract requires on
 // every request; the tests never use it.
 type snapshotStore struct {
-	store.SigningKeyStore // nil: other methods are not used
-	store.APIKeyStore     // nil: other methods are not used
-	signing               map[string]store.SigningKey
-	apiKeys               map[string]store.APIKey
+	signing  map[string]store.SigningKey
+	apiKeys  map[string]store.APIKey
+	sessions map[string]store.RefreshFamily
+}
+
+func (s *snapshotStore) GetRefreshFamily(_ context.Context, projectID, id string) (store.RefreshFamily, error) {
+	f, ok := s.sessions[projectID+"/"+id]
+	if !ok {
+		return store.RefreshFamily{}, store.ErrNotFound
+	}
+	return f, nil
 }
 
 func (s *snapshotStore) GetSigningKey(_ context.Context, projectID, id string) (store.SigningKey, error) {
@@ -49,22 +56,26 @@ func (s *snapshotStore) TouchAPIKey(context.Context, string, string, time.Time) 
 func benchVerifiers(b *testing.B, cacheSize int) (login, apiKey string, vs map[string]*keys.Verifier) {
 	e := newEnv(b, nil, "alpha")
 	ctx := context.Background()
-	login = e.loginToken("alpha", "admin")
+	login, sid := e.loginTokenOf(e.user("alpha", "admin"))
+	session, err := e.st.GetRefreshFamily(ctx, "alpha", sid)
+	var sk store.SigningKey
+	require.NoError(b, err)
 	k, apiKey := e.apiKey("alpha")
 	// Mark the key used now, as a busy key is: no write on the benchmarked path.
 	require.NoError(b, e.st.TouchAPIKey(ctx, "alpha", k.ID, e.clock.Now()))
-	sk, err := e.st.ActiveSigningKey(ctx, "alpha")
+	sk, err = e.st.ActiveSigningKey(ctx, "alpha")
 	require.NoError(b, err)
 	k, err = e.st.GetAPIKey(ctx, "alpha", k.ID)
 	require.NoError(b, err)
 	snap := &snapshotStore{
-		signing: map[string]store.SigningKey{"alpha/" + sk.ID: sk},
-		apiKeys: map[string]store.APIKey{"alpha/" + k.ID: k},
+		signing:  map[string]store.SigningKey{"alpha/" + sk.ID: sk},
+		apiKeys:  map[string]store.APIKey{"alpha/" + k.ID: k},
+		sessions: map[string]store.RefreshFamily{"alpha/" + sid: session},
 	}
 	o := &keys.VerifierOptions{Now: e.clock.Now, CacheSize: cacheSize, Logger: testLogger(b)}
 	vs = map[string]*keys.Verifier{
-		"sqlite":  keys.NewVerifier(e.st.Store, e.st.Store, o),
-		"nostore": keys.NewVerifier(snap, snap, o),
+		"sqlite":  keys.NewVerifier(e.st.Store, o),
+		"nostore": keys.NewVerifier(snap, o),
 	}
 	return login, apiKey, vs
 }

@@ -1,91 +1,67 @@
 package keys
 
 import (
-	"container/list"
-	"sync"
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // DefaultVerifyCacheSize is the default bound of the verification cache.
 const DefaultVerifyCacheSize = 10000
 
 // verified is what the verification cache keeps about a token whose
-// signature and claims were checked: enough to re-check, per request, what
-// can change (time, key retirement, API-key revocation) without decoding or
-// verifying the token again. It is never modified once cached.
+// signature and claims were checked for a project: enough to re-check, per
+// request, what can change (time, key retirement, API-key revocation, the
+// session's end) without decoding or verifying the token again. It is never
+// modified once cached.
 type verified struct {
 	project string
-	kid     string
-	kind    Kind
-	claims  *claims
-}
-
-type cacheItem struct {
-	key [32]byte
-	v   *verified
+	claims  *Claims
 }
 
 // verifyCache is a bounded LRU map from the SHA-256 of a token to what its
 // verification established. Only tokens that passed signature and claim
 // checks are added, so an attacker cannot fill it with forgeries. It is safe
-// for concurrent use.
+// for concurrent use. A nil *verifyCache is valid and caches nothing.
 type verifyCache struct {
-	mu  sync.Mutex
-	max int
-	m   map[[32]byte]*list.Element
-	ll  *list.List // front is most recently used
+	lru *lru.Cache[[32]byte, verified]
 }
 
 // newVerifyCache returns a cache of at most max entries, or nil (no cache)
-// when max < 1. A nil *verifyCache is valid and caches nothing.
+// when max < 1.
 func newVerifyCache(max int) *verifyCache {
 	if max < 1 {
 		return nil
 	}
-	return &verifyCache{max: max, m: make(map[[32]byte]*list.Element, min(max, 1024)), ll: list.New()}
+	c, err := lru.New[[32]byte, verified](max)
+	if err != nil {
+		panic("keys: verification cache: " + err.Error()) // unreachable: max >= 1
+	}
+	return &verifyCache{lru: c}
 }
 
-func (c *verifyCache) get(key [32]byte) (*verified, bool) {
+// get returns the claims of the token whose SHA-256 is key, if it was
+// verified for project.
+func (c *verifyCache) get(key [32]byte, project string) (*Claims, bool) {
 	if c == nil {
 		return nil, false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[key]
-	if !ok {
+	v, ok := c.lru.Get(key)
+	if !ok || v.project != project {
 		return nil, false
 	}
-	c.ll.MoveToFront(e)
-	return e.Value.(*cacheItem).v, true
+	return v.claims, true
 }
 
-func (c *verifyCache) add(key [32]byte, v *verified) {
-	if c == nil {
-		return
+// add keeps the claims of the token whose SHA-256 is key, verified for
+// project.
+func (c *verifyCache) add(key [32]byte, project string, claims *Claims) {
+	if c != nil {
+		c.lru.Add(key, verified{project: project, claims: claims})
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.m[key]; ok {
-		e.Value.(*cacheItem).v = v
-		c.ll.MoveToFront(e)
-		return
-	}
-	if c.ll.Len() >= c.max {
-		last := c.ll.Back()
-		c.ll.Remove(last)
-		delete(c.m, last.Value.(*cacheItem).key)
-	}
-	c.m[key] = c.ll.PushFront(&cacheItem{key: key, v: v})
 }
 
 func (c *verifyCache) remove(key [32]byte) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.m[key]; ok {
-		c.ll.Remove(e)
-		delete(c.m, key)
+	if c != nil {
+		c.lru.Remove(key)
 	}
 }
 
@@ -93,7 +69,5 @@ func (c *verifyCache) len() int {
 	if c == nil {
 		return 0
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ll.Len()
+	return c.lru.Len()
 }

@@ -14,30 +14,40 @@ func key(i int) [32]byte { return sha256.Sum256([]byte(fmt.Sprint(i))) }
 func TestVerifyCache_BoundedLRU(t *testing.T) {
 	c := newVerifyCache(3)
 	for i := range 3 {
-		c.add(key(i), &verified{kid: fmt.Sprint(i)})
+		c.add(key(i), "p", &Claims{KeyID: fmt.Sprint(i)})
 	}
-	_, ok := c.get(key(0)) // 0 becomes most recently used; 1 is the oldest
+	_, ok := c.get(key(0), "p") // 0 becomes most recently used; 1 is the oldest
 	require.True(t, ok)
-	c.add(key(3), &verified{kid: "3"})
+	c.add(key(3), "p", &Claims{KeyID: "3"})
 	require.Equal(t, 3, c.len())
-	_, ok = c.get(key(1))
+	_, ok = c.get(key(1), "p")
 	require.False(t, ok, "the least recently used entry must be evicted")
 	for _, i := range []int{0, 2, 3} {
-		v, ok := c.get(key(i))
+		v, ok := c.get(key(i), "p")
 		require.True(t, ok, "entry %d", i)
-		require.Equal(t, fmt.Sprint(i), v.kid)
+		require.Equal(t, fmt.Sprint(i), v.KeyID)
 	}
 	c.remove(key(2))
-	_, ok = c.get(key(2))
+	_, ok = c.get(key(2), "p")
 	require.False(t, ok)
 	require.Equal(t, 2, c.len())
+}
+
+// An entry verified for one project is not a hit for another.
+func TestVerifyCache_PerProject(t *testing.T) {
+	c := newVerifyCache(3)
+	c.add(key(1), "alpha", &Claims{KeyID: "1"})
+	_, ok := c.get(key(1), "beta")
+	require.False(t, ok)
+	_, ok = c.get(key(1), "alpha")
+	require.True(t, ok)
 }
 
 func TestVerifyCache_Disabled(t *testing.T) {
 	c := newVerifyCache(-1)
 	require.Nil(t, c)
-	c.add(key(1), &verified{})
-	_, ok := c.get(key(1))
+	c.add(key(1), "p", &Claims{})
+	_, ok := c.get(key(1), "p")
 	require.False(t, ok)
 	require.Equal(t, 0, c.len())
 }
@@ -51,8 +61,8 @@ func TestVerifyCache_Concurrent(t *testing.T) {
 			defer wg.Done()
 			for i := range 1000 {
 				k := key(g*1000 + i)
-				c.add(k, &verified{})
-				c.get(k)
+				c.add(k, "p", &Claims{})
+				c.get(k, "p")
 				if i%3 == 0 {
 					c.remove(k)
 				}

@@ -5,15 +5,17 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/latchkey-dev/latchkey/store"
 )
 
 // LoginTokenTTL is the lifetime of a login token: its exp is its iat plus
-// 86400 seconds.
+// 86400 seconds. The wire contract fixes it; login answers it as
+// expires_in.
 const LoginTokenTTL = 24 * time.Hour
 
 // MaxTokenBytes is the longest token the verifier looks at. Longer tokens
-// are rejected before any decoding or store lookup.
+// are refused before any decoding or store lookup.
 const MaxTokenBytes = 8 << 10
 
 // Bounds on identifiers read from an unverified token, checked before the
@@ -24,34 +26,44 @@ const (
 )
 
 var (
-	userPrefix   = store.PrefixUser + "_"
-	apiKeyPrefix = store.PrefixAPIKey + "_"
-	kidPrefix    = store.PrefixSigningKey + "_"
+	userPrefix    = store.PrefixUser + "_"
+	apiKeyPrefix  = store.PrefixAPIKey + "_"
+	kidPrefix     = store.PrefixSigningKey + "_"
+	sessionPrefix = store.PrefixFamily + "_"
 )
 
-// claims is the claims set of a Latchkey token as parsed by the verifier.
-// After a successful verification it is immutable: the verification cache
-// shares it between requests.
-type claims struct {
-	Audience  jwt.ClaimStrings `json:"aud"`
-	Subject   string           `json:"sub"`
-	Issuer    string           `json:"iss,omitempty"`
-	IssuedAt  *jwt.NumericDate `json:"iat,omitempty"`
-	ExpiresAt *jwt.NumericDate `json:"exp,omitempty"`
-	NotBefore *jwt.NumericDate `json:"nbf,omitempty"`
-	ID        string           `json:"jti"`
-	Tags      []string         `json:"tags,omitempty"`
+// Claims are the claims of a verified Latchkey token, with the kid of its
+// header. A Claims returned by Parse or a Verifier is shared and must not be
+// modified.
+type Claims struct {
+	// KeyID is the header's kid: the signing key that signed the token.
+	KeyID string
+	// Issuer is iss: the project's base_url, or "" for tokens minted
+	// without one.
+	Issuer string
+	// Subject is sub: "usr_..." for a login token, "key_..." for an API
+	// key token.
+	Subject string
+	// Audience is aud: the project id.
+	Audience string
+	// IssuedAt is iat.
+	IssuedAt time.Time
+	// ExpiresAt is exp; the zero time for API key tokens, which have none.
+	ExpiresAt time.Time
+	// NotBefore is nbf, or the zero time when the token has none.
+	NotBefore time.Time
+	// ID is jti, the token's random id.
+	ID string
+	// SessionID is sid: the session (refresh family) a login token belongs
+	// to, or "" for API key tokens and login tokens minted before sessions.
+	SessionID string
+	// Tags are the user's tags when a login token was minted; nil for API
+	// key tokens.
+	Tags []string
 }
 
-func (c *claims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt, nil }
-func (c *claims) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt, nil }
-func (c *claims) GetNotBefore() (*jwt.NumericDate, error)      { return c.NotBefore, nil }
-func (c *claims) GetIssuer() (string, error)                   { return c.Issuer, nil }
-func (c *claims) GetSubject() (string, error)                  { return c.Subject, nil }
-func (c *claims) GetAudience() (jwt.ClaimStrings, error)       { return c.Audience, nil }
-
-// kind returns the principal kind named by the subject's prefix, or 0.
-func (c *claims) kind() Kind {
+// Kind returns the principal kind named by the subject's prefix, or 0.
+func (c *Claims) Kind() Kind {
 	switch {
 	case strings.HasPrefix(c.Subject, userPrefix) && len(c.Subject) > len(userPrefix):
 		return KindUser
@@ -61,52 +73,125 @@ func (c *claims) kind() Kind {
 	return 0
 }
 
-// Validate checks the shape rules golang-jwt does not know; the jwt
-// Validator calls it after the time checks (jwt.ClaimsValidator). It is
-// pure: the same claims give the same answer at any time.
+// checkShape checks the rules of a token's claims that do not depend on the
+// time or the project. It is pure: the same claims give the same answer at
+// any time.
 //
 //   - sub is "usr_..." (a login token) or "key_..." (an API key token);
-//   - a login token carries exp (this is jwt.WithExpirationRequired, applied
-//     to usr_ subjects only), and exp is at most iat + LoginTokenTTL;
-//   - an API key token carries no exp: permanent keys end only by
-//     revocation or by retirement of their signing key;
+//   - a login token carries exp, and exp is at most iat + LoginTokenTTL;
+//     sid, when present, is "rf_...";
+//   - an API key token carries no exp and no sid: permanent keys end only
+//     by revocation or by retirement of their signing key;
 //   - iat and jti are present.
-func (c *claims) Validate() error {
+func (c *Claims) checkShape() error {
 	if len(c.Subject) > maxSubjectLen {
-		return reject("subject too long")
+		return malformed("subject too long")
 	}
-	if c.IssuedAt == nil {
-		return reject("missing iat")
+	if c.IssuedAt.IsZero() {
+		return malformed("missing iat")
 	}
 	if c.ID == "" {
-		return reject("missing jti")
+		return malformed("missing jti")
 	}
-	switch c.kind() {
+	switch c.Kind() {
 	case KindUser:
-		if c.ExpiresAt == nil {
-			return reject("login token without exp")
+		if c.ExpiresAt.IsZero() {
+			return malformed("login token without exp")
 		}
-		if c.ExpiresAt.Time.After(c.IssuedAt.Time.Add(LoginTokenTTL)) {
-			return reject("login token lifetime too long")
+		if c.ExpiresAt.After(c.IssuedAt.Add(LoginTokenTTL)) {
+			return malformed("login token lifetime too long")
+		}
+		if c.SessionID != "" && (!strings.HasPrefix(c.SessionID, sessionPrefix) || len(c.SessionID) > maxSubjectLen) {
+			return malformed("bad sid")
 		}
 	case KindAPIKey:
-		if c.ExpiresAt != nil {
-			return reject("API key token with exp")
+		if !c.ExpiresAt.IsZero() {
+			return malformed("API key token with exp")
+		}
+		if c.SessionID != "" {
+			return malformed("API key token with sid")
 		}
 	default:
-		return reject("unknown subject kind")
+		return malformed("unknown subject kind")
 	}
 	return nil
 }
 
-// mintClaims is the claims set the Keyring signs. Unlike claims it writes
-// aud as a single string, whatever jwt.MarshalSingleStringAsArray says.
+// CheckTime checks exp, nbf and iat against now, each give or take leeway:
+// the token has not expired, is not used before its nbf, and was not issued
+// in the future. Parse makes this check; a verifier that keeps the claims of
+// tokens it has parsed makes it again at each use. A refusal matches
+// ErrTokenExpired.
+func (c *Claims) CheckTime(now time.Time, leeway time.Duration) error {
+	switch {
+	case !c.ExpiresAt.IsZero() && !now.Before(c.ExpiresAt.Add(leeway)):
+		return expired("expired")
+	case !c.NotBefore.IsZero() && now.Add(leeway).Before(c.NotBefore):
+		return expired("not valid yet")
+	case now.Add(leeway).Before(c.IssuedAt):
+		return expired("issued in the future")
+	}
+	return nil
+}
+
+// wireClaims is the claims set as golang-jwt decodes and encodes it.
+type wireClaims struct {
+	Audience  jwt.ClaimStrings `json:"aud"`
+	Subject   string           `json:"sub"`
+	Issuer    string           `json:"iss,omitempty"`
+	IssuedAt  *jwt.NumericDate `json:"iat,omitempty"`
+	ExpiresAt *jwt.NumericDate `json:"exp,omitempty"`
+	NotBefore *jwt.NumericDate `json:"nbf,omitempty"`
+	ID        string           `json:"jti"`
+	SessionID string           `json:"sid,omitempty"`
+	Tags      []string         `json:"tags,omitempty"`
+}
+
+func (c *wireClaims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt, nil }
+func (c *wireClaims) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt, nil }
+func (c *wireClaims) GetNotBefore() (*jwt.NumericDate, error)      { return c.NotBefore, nil }
+func (c *wireClaims) GetIssuer() (string, error)                   { return c.Issuer, nil }
+func (c *wireClaims) GetSubject() (string, error)                  { return c.Subject, nil }
+func (c *wireClaims) GetAudience() (jwt.ClaimStrings, error)       { return c.Audience, nil }
+
+// claims returns c as Claims, with kid from the header. aud must hold
+// exactly one audience.
+func (c *wireClaims) claims(kid string) (*Claims, error) {
+	if len(c.Audience) != 1 {
+		return nil, wrongProject("not exactly one audience")
+	}
+	return &Claims{
+		KeyID:     kid,
+		Issuer:    c.Issuer,
+		Subject:   c.Subject,
+		Audience:  c.Audience[0],
+		IssuedAt:  timeOf(c.IssuedAt),
+		ExpiresAt: timeOf(c.ExpiresAt),
+		NotBefore: timeOf(c.NotBefore),
+		ID:        c.ID,
+		SessionID: c.SessionID,
+		Tags:      c.Tags,
+	}, nil
+}
+
+func timeOf(d *jwt.NumericDate) time.Time {
+	if d == nil {
+		return time.Time{}
+	}
+	return d.Time
+}
+
+// mintClaims is the claims set the Keyring signs. Unlike wireClaims it
+// writes aud as a single string, whatever jwt.MarshalSingleStringAsArray
+// says.
 type mintClaims struct {
+	Issuer    string           `json:"iss,omitempty"`
 	Audience  string           `json:"aud"`
 	Subject   string           `json:"sub"`
 	IssuedAt  *jwt.NumericDate `json:"iat"`
 	ExpiresAt *jwt.NumericDate `json:"exp,omitempty"`
 	ID        string           `json:"jti"`
+	SessionID string           `json:"sid,omitempty"`
 	// Tags is non-nil on login tokens (written even when empty) and nil,
 	// so omitted, on API key tokens.
 	Tags []string `json:"tags,omitzero"`
@@ -115,7 +200,7 @@ type mintClaims struct {
 func (c *mintClaims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt, nil }
 func (c *mintClaims) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt, nil }
 func (c *mintClaims) GetNotBefore() (*jwt.NumericDate, error)      { return nil, nil }
-func (c *mintClaims) GetIssuer() (string, error)                   { return "", nil }
+func (c *mintClaims) GetIssuer() (string, error)                   { return c.Issuer, nil }
 func (c *mintClaims) GetSubject() (string, error)                  { return c.Subject, nil }
 func (c *mintClaims) GetAudience() (jwt.ClaimStrings, error) {
 	return jwt.ClaimStrings{c.Audience}, nil

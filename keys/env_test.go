@@ -23,6 +23,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/chacha20poly1305"
 
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/internal/openapitest"
 	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/store"
@@ -37,6 +39,12 @@ type countingStore struct {
 	getSigningKey atomic.Int64
 	getAPIKey     atomic.Int64
 	touchAPIKey   atomic.Int64
+	getSession    atomic.Int64
+}
+
+func (s *countingStore) GetRefreshFamily(ctx context.Context, projectID, id string) (store.RefreshFamily, error) {
+	s.getSession.Add(1)
+	return s.Store.GetRefreshFamily(ctx, projectID, id)
 }
 
 func (s *countingStore) GetSigningKey(ctx context.Context, projectID, id string) (store.SigningKey, error) {
@@ -62,15 +70,17 @@ func (s *countingStore) TouchAPIKey(ctx context.Context, projectID, id string, a
 //	                            echoes the principal as JSON
 //	/noproject/v1/whoami        the middleware with no project in context
 type env struct {
-	t      testing.TB
-	path   string
-	master []byte
-	clock  *testutil.Clock // settable, shared by everything in the env
-	st     *countingStore
-	kr     *keys.Keyring
-	ak     *keys.APIKeys
-	v      *keys.Verifier
-	srv    *httptest.Server
+	// issuer is the Keyring's issuer: "" until a test sets issuerBase.
+	issuerBase string
+	t          testing.TB
+	path       string
+	master     []byte
+	clock      *testutil.Clock // settable, shared by everything in the env
+	st         *countingStore
+	kr         *keys.Keyring
+	ak         *keys.APIKeys
+	v          *keys.Verifier
+	srv        *httptest.Server
 
 	reasonsMu sync.Mutex
 	reasons   []string
@@ -131,7 +141,7 @@ func newEnv(t testing.TB, vopts *keys.VerifierOptions, projects ...string) *env 
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = raw.Close() })
 	e.st = &countingStore{Store: raw}
-	e.kr, err = keys.NewKeyring(e.st, e.master, &keys.KeyringOptions{Now: e.clock.Now, Logger: testLogger(t)})
+	e.kr, err = keys.NewKeyring(e.st, e.master, &keys.KeyringOptions{Now: e.clock.Now, Logger: testLogger(t), Issuer: e.issuer})
 	require.NoError(t, err)
 	e.ak = keys.NewAPIKeys(e.st, e.kr, &keys.APIKeysOptions{Now: e.clock.Now})
 	var o keys.VerifierOptions
@@ -140,12 +150,19 @@ func newEnv(t testing.TB, vopts *keys.VerifierOptions, projects ...string) *env 
 	}
 	o.Now = e.clock.Now
 	o.Logger = slog.New(reasonRecorder{Handler: testLogger(t).Handler(), mu: &e.reasonsMu, reasons: &e.reasons})
-	e.v = keys.NewVerifier(e.st, e.st, &o)
+	e.v = keys.NewVerifier(e.st, &o)
 	for _, p := range projects {
 		e.createProject(p)
 	}
 
-	jwks := e.kr.JWKSHandler()
+	// Public documents are readable from any origin, as the routing table
+	// serves them.
+	jwks := httpapi.AllowAnyOrigin(e.kr.JWKSHandler())
+	discovery := httpapi.AllowAnyOrigin(e.kr.DiscoveryHandler(keys.Endpoints{
+		Discovery: "/.well-known/openid-configuration", JWKS: "/.well-known/jwks.json",
+		Introspection: "/v1/identity/introspect", Revocations: "/v1/identity/revocations",
+	}))
+	introspect := e.v.APIKeyOnly(e.v.IntrospectHandler(e.kr.Issuer))
 	whoami := e.v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := keys.PrincipalFromContext(r.Context())
 		if !ok {
@@ -167,6 +184,10 @@ func newEnv(t testing.TB, vopts *keys.VerifierOptions, projects ...string) *env 
 		switch rest {
 		case ".well-known/jwks.json":
 			jwks.ServeHTTP(w, r)
+		case ".well-known/openid-configuration":
+			discovery.ServeHTTP(w, r)
+		case "v1/identity/introspect":
+			introspect.ServeHTTP(w, r)
 		case "v1/whoami":
 			whoami.ServeHTTP(w, r)
 		default:
@@ -174,7 +195,24 @@ func newEnv(t testing.TB, vopts *keys.VerifierOptions, projects ...string) *env 
 		}
 	}))
 	t.Cleanup(e.srv.Close)
+	if _, bench := t.(*testing.B); !bench {
+		// Every exchange is checked against the OpenAPI document, but
+		// those of the whoami stub, which stands for any endpoint behind
+		// the middleware; benchmarks measure the server alone.
+		openapitest.New(t, &openapitest.Options{
+			ProjectPrefix: "/p/",
+			Unchecked:     []string{"/v1/whoami", "/noproject/v1/whoami"},
+		}).WrapClient(e.srv.Client())
+	}
 	return e
+}
+
+// issuer is the env's KeyringOptions.Issuer: issuerBase/p/P, or none.
+func (e *env) issuer(project string) string {
+	if e.issuerBase == "" {
+		return ""
+	}
+	return e.issuerBase + "/p/" + project
 }
 
 // createProject creates a project and its first signing key, as the CLI does.
@@ -197,16 +235,47 @@ func (e *env) openSecond() *sqlite.Store {
 	return st
 }
 
+// user creates a user of the project with the given tags.
 func (e *env) user(project string, tags ...string) store.User {
-	return store.User{ID: store.NewID(store.PrefixUser), ProjectID: project, Email: "u@example.com", Tags: tags}
+	e.t.Helper()
+	if tags == nil {
+		tags = []string{}
+	}
+	id := store.NewID(store.PrefixUser)
+	u := store.User{ID: id, ProjectID: project, Email: id + "@example.com", PasswordHash: "unused", Tags: tags, CreatedAt: e.clock.Now()}
+	require.NoError(e.t, e.st.CreateUser(context.Background(), u))
+	return u
 }
 
+// session starts a session of u, as a login does, and returns its id.
+func (e *env) session(u store.User) string {
+	e.t.Helper()
+	now := e.clock.Now()
+	f := store.RefreshFamily{
+		ID: store.NewID(store.PrefixFamily), ProjectID: u.ProjectID, UserID: u.ID,
+		IssuedAt: now, ExpiresAt: now.Add(30 * 24 * time.Hour), CreatedAt: now, EndsAt: now.Add(90 * 24 * time.Hour),
+	}
+	require.NoError(e.t, e.st.CreateRefreshFamily(context.Background(), f))
+	return f.ID
+}
+
+// loginToken returns a login token of a new user of the project, in a new
+// session.
 func (e *env) loginToken(project string, tags ...string) string {
 	e.t.Helper()
-	tok, exp, err := e.kr.MintLoginToken(context.Background(), project, e.user(project, tags...))
+	tok, _ := e.loginTokenOf(e.user(project, tags...))
+	return tok
+}
+
+// loginTokenOf returns a login token of u in a new session, and the
+// session's id.
+func (e *env) loginTokenOf(u store.User) (token, sessionID string) {
+	e.t.Helper()
+	sid := e.session(u)
+	tok, exp, err := e.kr.MintLoginToken(context.Background(), u.ProjectID, u, sid)
 	require.NoError(e.t, err)
 	require.Equal(e.t, e.clock.Now().Add(24*time.Hour), exp)
-	return tok
+	return tok, sid
 }
 
 func (e *env) apiKey(project string) (store.APIKey, string) {
@@ -315,6 +384,11 @@ func forge(t testing.TB, header, claims map[string]any, sign func(signingInput [
 	require.NoError(t, err)
 	c, err := json.Marshal(claims)
 	require.NoError(t, err)
+	return forgeRaw(h, c, sign)
+}
+
+// forgeRaw is forge with the header's and the claims' JSON given as bytes.
+func forgeRaw(h, c []byte, sign func(signingInput []byte) []byte) string {
 	in := b64(h) + "." + b64(c)
 	var sig []byte
 	if sign != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"time"
 
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/store"
@@ -29,13 +30,25 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	if err := st.CreateProject(ctx, store.Project{ID: "acme"}); err != nil {
+	now := time.Now()
+	if err := st.CreateProject(ctx, store.Project{ID: "acme", CreatedAt: now}); err != nil {
 		panic(err)
 	}
 	if _, err := kr.Rotate(ctx, "acme"); err != nil { // the project's first key
 		panic(err)
 	}
-	login, _, err := kr.MintLoginToken(ctx, "acme", store.User{ID: "usr_1", ProjectID: "acme", Tags: []string{"admin"}})
+	// A login token belongs to a user and a session (what login starts).
+	u := store.User{ID: store.NewID(store.PrefixUser), ProjectID: "acme", Email: "ann@example.com",
+		PasswordHash: "(argon2id)", Tags: []string{"admin"}, CreatedAt: now}
+	session := store.RefreshFamily{ID: store.NewID(store.PrefixFamily), ProjectID: "acme", UserID: u.ID,
+		IssuedAt: now, ExpiresAt: now.Add(24 * time.Hour), CreatedAt: now}
+	if err := st.CreateUser(ctx, u); err != nil {
+		panic(err)
+	}
+	if err := st.CreateRefreshFamily(ctx, session); err != nil {
+		panic(err)
+	}
+	login, _, err := kr.MintLoginToken(ctx, "acme", u, session.ID)
 	if err != nil {
 		panic(err)
 	}
@@ -44,7 +57,7 @@ func Example() {
 		panic(err)
 	}
 
-	v := keys.NewVerifier(st, st, nil)
+	v := keys.NewVerifier(st, nil)
 	h := v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, _ := keys.PrincipalFromContext(r.Context())
 		fmt.Println(p.ProjectID, p.Kind, p.Subject[:4], p.HasTag("admin"))

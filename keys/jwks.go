@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/tenant"
@@ -41,17 +40,12 @@ type JWKS struct {
 // the public keys of the request's project (from tenant.FromContext) that
 // are not retired, as a [JWKS], so other services can verify the project's
 // tokens. It needs no token. The response may be cached for
-// KeyringOptions.JWKSMaxAge. Methods other than GET and HEAD get 405. The
-// caller mounts it at the path; the handler does not look at the path.
+// KeyringOptions.JWKSMaxAge.
 func (k *Keyring) JWKSHandler() http.Handler {
 	return httpapi.Handle(k.logger, func(w http.ResponseWriter, r *http.Request) error {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			httpapi.MethodNotAllowed(w, "GET, HEAD")
-			return nil
-		}
 		project, ok := tenant.FromContext(r.Context())
 		if !ok {
-			return errors.New("keys: JWKSHandler: no project in the request context")
+			return errNoProject
 		}
 		recs, err := k.st.ListSigningKeys(r.Context(), project)
 		if err != nil {
@@ -75,14 +69,11 @@ func (k *Keyring) JWKSHandler() http.Handler {
 		if err != nil {
 			return err
 		}
-		body = append(body, '\n')
-		h := w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", strconv.Itoa(len(body)))
-		h.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(k.jwksMaxAge.Seconds())))
-		h.Set("X-Content-Type-Options", "nosniff")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(body)
+		k.writePublic(w, r, body)
 		return nil
 	})
 }
+
+// errNoProject is the error of a handler mounted without a project in the
+// request context (below no tenant resolver).
+var errNoProject = errors.New("keys: no project in the request context")

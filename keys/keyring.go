@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/latchkey-dev/latchkey/audit"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -33,6 +35,16 @@ type KeyringOptions struct {
 	// A verifier elsewhere may keep publishing a retired key, or miss a new
 	// one, for that long. Default: 5 minutes.
 	JWKSMaxAge time.Duration
+	// Issuer returns the base_url of a project under the deployment's
+	// public URL, for example "https://id.example.com/p/acme". Tokens
+	// minted for the project carry it as iss, and the discovery document
+	// names it as issuer and the endpoints under it. Nil, or "" for a
+	// project, mints tokens without iss, and the discovery document then
+	// takes the base_url from the request it answers.
+	Issuer func(projectID string) string
+	// Audit records rotations and retirements, by the actor of the
+	// request's context (package audit). Nil records nothing.
+	Audit *audit.Log
 }
 
 // Keyring creates, rotates and retires the projects' Ed25519 signing keys and
@@ -47,6 +59,8 @@ type Keyring struct {
 	now        func() time.Time
 	logger     *slog.Logger
 	jwksMaxAge time.Duration
+	issuer     func(projectID string) string
+	audit      *audit.Log
 
 	mu      sync.Mutex
 	priv    map[string]ed25519.PrivateKey // by projectID + "/" + kid
@@ -54,9 +68,9 @@ type Keyring struct {
 }
 
 // NewKeyring returns a Keyring that keeps its keys in st, sealed under
-// masterKey, which must be [MasterKeySize] (32) bytes; the Keyring does not
-// retain masterKey itself, only a key derived from it. It panics if st is
-// nil.
+// masterKey, which [CheckMasterKey] must accept (else the error matches
+// ErrMasterKey); the Keyring does not retain masterKey itself, only a key
+// derived from it. It panics if st is nil.
 func NewKeyring(st store.SigningKeyStore, masterKey []byte, opts *KeyringOptions) (*Keyring, error) {
 	if st == nil {
 		panic("keys: NewKeyring with a nil store")
@@ -81,12 +95,17 @@ func NewKeyring(st store.SigningKeyStore, masterKey []byte, opts *KeyringOptions
 	if o.JWKSMaxAge <= 0 {
 		o.JWKSMaxAge = 5 * time.Minute
 	}
+	if o.Issuer == nil {
+		o.Issuer = func(string) string { return "" }
+	}
 	return &Keyring{
 		st:         st,
 		seal:       s,
 		now:        o.Now,
 		logger:     o.Logger,
 		jwksMaxAge: o.JWKSMaxAge,
+		issuer:     o.Issuer,
+		audit:      o.Audit,
 		priv:       make(map[string]ed25519.PrivateKey),
 		privMax:    o.PrivateKeyCacheSize,
 	}, nil
@@ -128,40 +147,52 @@ func (k *Keyring) Rotate(ctx context.Context, projectID string) (store.SigningKe
 		return store.SigningKey{}, fmt.Errorf("keys: rotate: %w", err)
 	}
 	k.cachePrivate(projectID, kid, priv)
+	k.audit.Record(ctx, projectID, store.ActionSigningRotate, kid)
 	return rec, nil
 }
 
 // Retire retires the project's key kid: from the next request on, every
 // token it signed (login tokens and API keys alike) is rejected by every
-// verifier that shares the store, and the JWKS no longer lists it. The
-// active key cannot be retired (the store's error matches
-// store.ErrConflict): Rotate first. Retiring a retired key succeeds. An
-// unknown kid gives an error matching store.ErrNotFound.
+// verifier that shares the store, the JWKS no longer lists it, and the
+// revocation feed does. [APIKeys.ActiveSignedBy] tells beforehand how many
+// API keys that stops. The active key cannot be retired (the store's error
+// matches store.ErrConflict): Rotate first. Retiring a retired key
+// succeeds. An unknown kid gives an error matching store.ErrNotFound.
 func (k *Keyring) Retire(ctx context.Context, projectID, kid string) error {
 	if err := k.st.RetireSigningKey(ctx, projectID, kid, k.now()); err != nil {
 		return fmt.Errorf("keys: retire: %w", err)
 	}
+	k.audit.Record(ctx, projectID, store.ActionSigningRetire, kid)
 	k.mu.Lock()
 	delete(k.priv, projectID+"/"+kid)
 	k.mu.Unlock()
 	return nil
 }
 
-// MintLoginToken returns a login token for user u of the project, signed
-// with the project's active key, and its expiry: the claims are aud (the
-// project), sub (u.ID), iat (now, whole seconds), exp (iat + 86400 s), jti
-// (random) and tags (u.Tags, [] when none). u.ID must start with "usr_"
-// and u.ProjectID, when set, must be the project; otherwise the error matches
-// store.ErrInvalid. A project without an active key gives an error matching
-// store.ErrNotFound.
+// Issuer returns the iss of the project's tokens (KeyringOptions.Issuer),
+// or "" when they carry none.
+func (k *Keyring) Issuer(projectID string) string { return k.issuer(projectID) }
+
+// MintLoginToken returns a login token for user u of the project in the
+// session sessionID ("rf_...", the refresh family the login started),
+// signed with the project's active key, and its expiry. The claims are iss
+// (when KeyringOptions.Issuer names one), aud (the project), sub (u.ID), iat
+// (now, whole seconds), exp (iat + 86400 s), jti (random), sid (sessionID)
+// and tags (u.Tags, [] when none). u.ID must start with "usr_", u.ProjectID,
+// when set, must be the project, and sessionID must start with "rf_";
+// otherwise the error matches store.ErrInvalid. A project without an active
+// key gives an error matching store.ErrNotFound.
 //
 // MintLoginToken makes *Keyring satisfy identity.TokenMinter.
-func (k *Keyring) MintLoginToken(ctx context.Context, projectID string, u store.User) (string, time.Time, error) {
+func (k *Keyring) MintLoginToken(ctx context.Context, projectID string, u store.User, sessionID string) (string, time.Time, error) {
 	if !strings.HasPrefix(u.ID, userPrefix) || len(u.ID) > maxSubjectLen {
 		return "", time.Time{}, fmt.Errorf("keys: mint login token: user id %q is not a user id: %w", u.ID, store.ErrInvalid)
 	}
 	if u.ProjectID != "" && u.ProjectID != projectID {
 		return "", time.Time{}, fmt.Errorf("keys: mint login token: user of project %q in project %q: %w", u.ProjectID, projectID, store.ErrInvalid)
+	}
+	if !strings.HasPrefix(sessionID, sessionPrefix) || len(sessionID) > maxSubjectLen {
+		return "", time.Time{}, fmt.Errorf("keys: mint login token: %q is not a session id: %w", sessionID, store.ErrInvalid)
 	}
 	tags := slices.Clone(u.Tags)
 	if tags == nil {
@@ -169,12 +200,14 @@ func (k *Keyring) MintLoginToken(ctx context.Context, projectID string, u store.
 	}
 	iat := jwt.NewNumericDate(k.now())
 	exp := jwt.NewNumericDate(iat.Add(LoginTokenTTL))
-	tok, err := k.mint(ctx, projectID, &mintClaims{
+	tok, _, err := k.mint(ctx, projectID, &mintClaims{
+		Issuer:    k.issuer(projectID),
 		Audience:  projectID,
 		Subject:   u.ID,
 		IssuedAt:  iat,
 		ExpiresAt: exp,
 		ID:        newJTI(),
+		SessionID: sessionID,
 		Tags:      tags,
 	})
 	if err != nil {
@@ -184,34 +217,38 @@ func (k *Keyring) MintLoginToken(ctx context.Context, projectID string, u store.
 }
 
 // MintAPIKeyToken returns the token of the project's permanent API key
-// keyID, signed with the active key: claims aud, sub (keyID), iat and jti,
-// and no exp. It does not record the key; [APIKeys.Create] does both.
+// keyID, signed with the active key, and the id of that signing key: claims
+// iss (when KeyringOptions.Issuer names one), aud, sub (keyID), iat and
+// jti, and no exp. It does not record the key; [APIKeys.Create] does both.
 // keyID must start with "key_", else the error matches store.ErrInvalid.
-func (k *Keyring) MintAPIKeyToken(ctx context.Context, projectID, keyID string) (string, error) {
+func (k *Keyring) MintAPIKeyToken(ctx context.Context, projectID, keyID string) (token, kid string, err error) {
 	if !strings.HasPrefix(keyID, apiKeyPrefix) || len(keyID) > maxSubjectLen {
-		return "", fmt.Errorf("keys: mint API key token: id %q is not an API key id: %w", keyID, store.ErrInvalid)
+		return "", "", fmt.Errorf("keys: mint API key token: id %q is not an API key id: %w", keyID, store.ErrInvalid)
 	}
-	tok, err := k.mint(ctx, projectID, &mintClaims{
+	tok, kid, err := k.mint(ctx, projectID, &mintClaims{
+		Issuer:   k.issuer(projectID),
 		Audience: projectID,
 		Subject:  keyID,
 		IssuedAt: jwt.NewNumericDate(k.now()),
 		ID:       newJTI(),
 	})
 	if err != nil {
-		return "", fmt.Errorf("keys: mint API key token: %w", err)
+		return "", "", fmt.Errorf("keys: mint API key token: %w", err)
 	}
-	return tok, nil
+	return tok, kid, nil
 }
 
-// mint signs c with the project's active key.
-func (k *Keyring) mint(ctx context.Context, projectID string, c *mintClaims) (string, error) {
+// mint signs c with the project's active key and returns the token and the
+// key's id.
+func (k *Keyring) mint(ctx context.Context, projectID string, c *mintClaims) (string, string, error) {
 	kid, priv, err := k.activeKey(ctx, projectID)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c) // header alg EdDSA, typ JWT
 	t.Header["kid"] = kid
-	return t.SignedString(priv)
+	tok, err := t.SignedString(priv)
+	return tok, kid, err
 }
 
 // activeKey returns the project's active key, decrypting it unless cached.
@@ -244,6 +281,25 @@ func (k *Keyring) activeKey(ctx context.Context, projectID string) (string, ed25
 	}
 	k.cachePrivate(projectID, rec.ID, priv)
 	return rec.ID, priv, nil
+}
+
+// ErrWrongMasterKey is matched by the error CheckUnseal returns when the
+// master key does not open a project's sealed signing key.
+var ErrWrongMasterKey = errors.New("keys: the master key does not open the stored signing keys (another master key made them)")
+
+// CheckUnseal opens the project's active signing key with the Keyring's
+// master key, and returns an error matching ErrWrongMasterKey if it does
+// not open: the store was made with another master key, and nothing it
+// signed could be minted or trusted. A project without a key passes.
+func (k *Keyring) CheckUnseal(ctx context.Context, projectID string) error {
+	_, _, err := k.activeKey(ctx, projectID)
+	switch {
+	case errors.Is(err, store.ErrNotFound), err == nil:
+		return nil
+	case errors.Is(err, errUnseal):
+		return fmt.Errorf("%w: project %q", ErrWrongMasterKey, projectID)
+	}
+	return err
 }
 
 // cachePrivate remembers a decrypted key, dropping an arbitrary other one

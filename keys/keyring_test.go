@@ -27,7 +27,7 @@ func TestNewKeyring_MasterKeySize(t *testing.T) {
 		require.Error(t, err, "master key of %d bytes", n)
 	}
 	require.Panics(t, func() { _, _ = keys.NewKeyring(nil, e.master, nil) })
-	require.Panics(t, func() { keys.NewVerifier(nil, e.st, nil) })
+	require.Panics(t, func() { keys.NewVerifier(nil, nil) })
 	require.Panics(t, func() { keys.NewAPIKeys(e.st, nil, nil) })
 }
 
@@ -81,9 +81,10 @@ func TestKeyring_WrongMasterKey(t *testing.T) {
 	_, _ = rand.Read(other)
 	kr2, err := keys.NewKeyring(e.st, other, nil)
 	require.NoError(t, err)
-	_, _, err = kr2.MintLoginToken(ctx, "alpha", e.user("alpha"))
+	u := e.user("alpha")
+	_, _, err = kr2.MintLoginToken(ctx, "alpha", u, e.session(u))
 	require.Error(t, err)
-	_, err = kr2.MintAPIKeyToken(ctx, "alpha", store.NewID(store.PrefixAPIKey))
+	_, _, err = kr2.MintAPIKeyToken(ctx, "alpha", store.NewID(store.PrefixAPIKey))
 	require.Error(t, err)
 
 	// Copy alpha's sealed key onto a new, newer key record: same bytes,
@@ -96,23 +97,28 @@ func TestKeyring_WrongMasterKey(t *testing.T) {
 	require.NoError(t, e.st.CreateSigningKey(ctx, moved))
 	kr3, err := keys.NewKeyring(e.st, e.master, nil) // empty private-key cache
 	require.NoError(t, err)
-	_, _, err = kr3.MintLoginToken(ctx, "alpha", e.user("alpha"))
+	_, _, err = kr3.MintLoginToken(ctx, "alpha", u, e.session(u))
 	require.Error(t, err)
 }
 
 func TestKeyring_MintArguments(t *testing.T) {
 	e := newEnv(t, nil, "alpha")
 	ctx := context.Background()
-	_, _, err := e.kr.MintLoginToken(ctx, "alpha", store.User{ID: "key_abc", ProjectID: "alpha"})
+	sid := store.NewID(store.PrefixFamily)
+	_, _, err := e.kr.MintLoginToken(ctx, "alpha", store.User{ID: "key_abc", ProjectID: "alpha"}, sid)
 	require.ErrorIs(t, err, store.ErrInvalid)
-	_, _, err = e.kr.MintLoginToken(ctx, "alpha", store.User{ID: "usr_abc", ProjectID: "beta"})
+	_, _, err = e.kr.MintLoginToken(ctx, "alpha", store.User{ID: "usr_abc", ProjectID: "beta"}, sid)
 	require.ErrorIs(t, err, store.ErrInvalid)
-	_, err = e.kr.MintAPIKeyToken(ctx, "alpha", "usr_abc")
+	_, _, err = e.kr.MintLoginToken(ctx, "alpha", store.User{ID: "usr_abc", ProjectID: "alpha"}, "")
+	require.ErrorIs(t, err, store.ErrInvalid, "a login token needs a session")
+	_, _, err = e.kr.MintLoginToken(ctx, "alpha", store.User{ID: "usr_abc", ProjectID: "alpha"}, "key_abc")
+	require.ErrorIs(t, err, store.ErrInvalid)
+	_, _, err = e.kr.MintAPIKeyToken(ctx, "alpha", "usr_abc")
 	require.ErrorIs(t, err, store.ErrInvalid)
 
 	// A project without a signing key cannot mint.
 	require.NoError(t, e.st.CreateProject(ctx, store.Project{ID: "bare", CreatedAt: t0}))
-	_, _, err = e.kr.MintLoginToken(ctx, "bare", e.user("bare"))
+	_, _, err = e.kr.MintLoginToken(ctx, "bare", store.User{ID: "usr_abc", ProjectID: "bare"}, sid)
 	require.ErrorIs(t, err, store.ErrNotFound)
 	_, err = e.kr.Rotate(ctx, "nosuchproject")
 	require.ErrorIs(t, err, store.ErrNotFound)
@@ -156,7 +162,7 @@ func TestKeyring_RotateWithStoppedClock(t *testing.T) {
 func TestVerifier_LogsNoToken(t *testing.T) {
 	e := newEnv(t, nil, "alpha", "beta")
 	var buf bytes.Buffer
-	logged := keys.NewVerifier(e.st, e.st, &keys.VerifierOptions{
+	logged := keys.NewVerifier(e.st, &keys.VerifierOptions{
 		Now:    e.clock.Now,
 		Logger: slog.New(slog.NewTextHandler(&buf, nil)),
 	})

@@ -29,7 +29,7 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 			httpapi.WriteError(w, r, v.logger, errors.New("keys: Middleware: no project in the request context (mount it below the tenant resolver)"))
 			return
 		}
-		token, presented, reason := bearerToken(r.Header)
+		token, presented, reason := BearerToken(r.Header)
 		if reason != "" {
 			v.unauthorized(w, r, project, presented, reason)
 			return
@@ -40,7 +40,7 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 				httpapi.WriteError(w, r, v.logger, err)
 				return
 			}
-			v.unauthorized(w, r, project, true, reasonOf(err))
+			v.unauthorized(w, r, project, true, ReasonOf(err))
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(contextWithPrincipal(ctx, p)))
@@ -63,8 +63,9 @@ func (v *Verifier) unauthorized(w http.ResponseWriter, r *http.Request, project 
 	httpapi.WriteError(w, r, v.logger, e)
 }
 
-// bearerToken extracts the token of an "Authorization: Bearer <token>"
-// header. presented reports whether the request attempted bearer
+// BearerToken extracts the token of an "Authorization: Bearer <token>"
+// header, by the rules of Latchkey's middleware, for other middleware to
+// read tokens the same way. presented reports whether the request attempted bearer
 // authentication; reason is empty on success and otherwise says, for the
 // log, what was wrong.
 //
@@ -73,7 +74,7 @@ func (v *Verifier) unauthorized(w http.ResponseWriter, r *http.Request, project 
 // RFC 6750 b64token characters, which excludes white space and commas. A
 // request with no Authorization header, or one of another scheme (Basic),
 // presented no bearer token.
-func bearerToken(h http.Header) (token string, presented bool, reason string) {
+func BearerToken(h http.Header) (token string, presented bool, reason string) {
 	vals := h.Values("Authorization")
 	switch len(vals) {
 	case 0:
@@ -119,4 +120,17 @@ func isB64Token(s string) bool {
 		}
 	}
 	return true
+}
+
+// APIKeyOnly is [Verifier.Middleware] for the endpoints that a team's other
+// services call with a permanent API key of the project (introspection, the
+// revocation feed): a valid login token is answered 403 forbidden.
+func (v *Verifier) APIKeyOnly(next http.Handler) http.Handler {
+	return v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, _ := PrincipalFromContext(r.Context()); p.Kind != KindAPIKey {
+			httpapi.WriteError(w, r, v.logger, httpapi.New(httpapi.CodeForbidden, "This endpoint needs a permanent API key of the project, not a login token."))
+			return
+		}
+		next.ServeHTTP(w, r)
+	}))
 }

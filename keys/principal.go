@@ -35,6 +35,9 @@ type Principal struct {
 	Subject string
 	// Kind says whether Subject is a user or an API key.
 	Kind Kind
+	// SessionID is the session a login token belongs to ("rf_..."), or ""
+	// for API keys and login tokens minted before sessions existed.
+	SessionID string
 	// Tags are the user's tags as they were when the login token was
 	// minted (tags changed later show in the next login token). They are
 	// never nil, and empty for API keys. The slice belongs to the caller.

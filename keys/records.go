@@ -3,7 +3,6 @@ package keys
 import (
 	"context"
 	"crypto/ed25519"
-	"reflect"
 	"sync"
 	"time"
 
@@ -25,6 +24,12 @@ type apiKeyRecord struct {
 	tag      uint64 // change version read before the record was
 	revoked  bool
 	lastUsed time.Time
+}
+
+// sessionRecord is what the verifier needs of a session's record.
+type sessionRecord struct {
+	tag    uint64 // change version read before the record was
+	family store.RefreshFamily
 }
 
 // recordCache is a bounded map of store records, each tagged with the
@@ -59,60 +64,25 @@ func (c *recordCache[V]) put(k recordKey, v V) {
 	c.m[k] = v
 }
 
-// requestVersions holds the change versions of one request, read at most
-// once each, before the first store read that needs them.
-type requestVersions struct {
-	sign, api         uint64
-	signOK, apiOK     bool // a version was read
-	signDone, apiDone bool // a read was attempted
+// requestVersion holds the store's change version for one request, read at
+// most once, before the first store read that needs it.
+type requestVersion struct {
+	ver  uint64
+	ok   bool // a version was read
+	done bool // a read was attempted
 }
 
-// signingVersion returns the signing store's change version for this
-// request, and false when records must not be cached (the store offers no
-// change signal, or reading it failed).
-func (v *Verifier) signingVersion(ctx context.Context, rv *requestVersions) (uint64, bool) {
-	if v.signVer == nil {
+// version returns the store's change version for this request, and false
+// when records must not be kept (the store offers no change signal, or
+// reading it failed).
+func (v *Verifier) version(ctx context.Context, rv *requestVersion) (uint64, bool) {
+	if v.versioner == nil {
 		return 0, false
 	}
-	if !rv.signDone {
-		rv.signDone = true
-		ver, err := v.signVer.ChangeVersion(ctx)
-		rv.sign, rv.signOK = ver, err == nil
-		if v.sameVer {
-			rv.api, rv.apiOK, rv.apiDone = rv.sign, rv.signOK, true
-		}
+	if !rv.done {
+		rv.done = true
+		ver, err := v.versioner.ChangeVersion(ctx)
+		rv.ver, rv.ok = ver, err == nil
 	}
-	return rv.sign, rv.signOK
-}
-
-// apiKeyVersion is signingVersion for the API key store.
-func (v *Verifier) apiKeyVersion(ctx context.Context, rv *requestVersions) (uint64, bool) {
-	if v.apiVer == nil {
-		return 0, false
-	}
-	if !rv.apiDone {
-		rv.apiDone = true
-		ver, err := v.apiVer.ChangeVersion(ctx)
-		rv.api, rv.apiOK = ver, err == nil
-		if v.sameVer {
-			rv.sign, rv.signOK, rv.signDone = rv.api, rv.apiOK, true
-		}
-	}
-	return rv.api, rv.apiOK
-}
-
-// changeVersioner returns st's change signal, if it offers one.
-func changeVersioner(st any) store.ChangeVersioner {
-	cv, _ := st.(store.ChangeVersioner)
-	return cv
-}
-
-// sameStore reports whether a and b are the same store (one pointer), so
-// that one change version serves both.
-func sameStore(a, b store.ChangeVersioner) bool {
-	if a == nil || b == nil {
-		return false
-	}
-	ta := reflect.TypeOf(a)
-	return ta.Kind() == reflect.Pointer && ta == reflect.TypeOf(b) && a == b
+	return rv.ver, rv.ok
 }

@@ -12,14 +12,11 @@ import (
 	"github.com/latchkey-dev/latchkey/store"
 )
 
-// plainStore hides every method but the two roles a Verifier uses, so a
-// store that implements store.ChangeVersioner looks as if it did not.
-type plainStore struct {
-	store.SigningKeyStore
-	store.APIKeyStore
-}
+// plainStore hides every method but what a Verifier reads, so a store that
+// implements store.ChangeVersioner looks as if it did not.
+type plainStore struct{ keys.VerifierStore }
 
-func withoutChangeVersion(s *countingStore) *plainStore { return &plainStore{s, s} }
+func withoutChangeVersion(s *countingStore) *plainStore { return &plainStore{s} }
 
 // The env's store is the real SQLite store (counted), which implements
 // store.ChangeVersioner: the env's Verifier keeps records.
@@ -51,7 +48,13 @@ func TestVerify_RecordCache_NoReadsWhenUnchanged(t *testing.T) {
 	ctx := context.Background()
 	login := e.loginToken("alpha")
 	_, key := e.apiKey("alpha")
-	e.warmCached(login, key)
+	// A second token of a known user and session, minted without a write.
+	u := e.user("alpha", "x")
+	second, sid := e.loginTokenOf(u)
+	again, _, err := e.kr.MintLoginToken(ctx, "alpha", u, sid)
+	require.NoError(t, err)
+	require.NotEqual(t, second, again)
+	e.warmCached(login, key, second)
 	sk, ak := e.st.getSigningKey.Load(), e.st.getAPIKey.Load()
 	for range 20 {
 		p, err := e.v.Verify(ctx, "alpha", login)
@@ -64,12 +67,13 @@ func TestVerify_RecordCache_NoReadsWhenUnchanged(t *testing.T) {
 	require.Zero(t, e.st.getSigningKey.Load()-sk, "signing-key reads with nothing committed")
 	require.Zero(t, e.st.getAPIKey.Load()-ak, "API-key reads with nothing committed")
 
-	// A new token signed by a known key needs no signing-key read either:
-	// only its signature is checked.
-	before := e.st.getSigningKey.Load()
-	_, err := e.v.Verify(ctx, "alpha", e.loginToken("alpha", "x"))
+	// A new token signed by a known key, of a known session, needs no
+	// read either: only its signature is checked.
+	before, sessions := e.st.getSigningKey.Load(), e.st.getSession.Load()
+	_, err = e.v.Verify(ctx, "alpha", again)
 	require.NoError(t, err)
 	require.Zero(t, e.st.getSigningKey.Load()-before)
+	require.Zero(t, e.st.getSession.Load()-sessions)
 
 	// Any commit, even to an unrelated row, makes the next request read.
 	e.createProject("beta")
@@ -140,7 +144,7 @@ func TestVerify_RecordCache_VersionErrorReadsStore(t *testing.T) {
 	e := newEnv(t, nil, "alpha")
 	ctx := context.Background()
 	st := failingVersion{e.st}
-	v := keys.NewVerifier(st, st, &keys.VerifierOptions{Now: e.clock.Now, Logger: testLogger(t)})
+	v := keys.NewVerifier(st, &keys.VerifierOptions{Now: e.clock.Now, Logger: testLogger(t)})
 	k, key := e.apiKey("alpha")
 	for range 2 {
 		_, err := v.Verify(ctx, "alpha", key)

@@ -2,17 +2,12 @@ package keys
 
 import (
 	"crypto/cipher"
-	"crypto/hkdf"
 	"crypto/rand"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 
 	"golang.org/x/crypto/chacha20poly1305"
 )
-
-// MasterKeySize is the length in bytes of the master key the host supplies.
-const MasterKeySize = 32
 
 // sealInfo is the HKDF info string of the signing-key sealing key.
 const sealInfo = "latchkey signing-key seal v1"
@@ -29,14 +24,10 @@ type sealer struct {
 }
 
 func newSealer(master []byte) (*sealer, error) {
-	if len(master) != MasterKeySize {
-		return nil, fmt.Errorf("keys: master key is %d bytes, want %d", len(master), MasterKeySize)
+	if err := CheckMasterKey(master); err != nil {
+		return nil, err
 	}
-	k, err := hkdf.Key(sha256.New, master, nil, sealInfo, chacha20poly1305.KeySize)
-	if err != nil {
-		return nil, fmt.Errorf("keys: derive sealing key: %w", err)
-	}
-	aead, err := chacha20poly1305.NewX(k)
+	aead, err := chacha20poly1305.NewX(DeriveKey(master, sealInfo))
 	if err != nil {
 		return nil, fmt.Errorf("keys: sealing cipher: %w", err)
 	}

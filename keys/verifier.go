@@ -8,16 +8,20 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
-// MaxLeeway is the largest clock-skew allowance a Verifier accepts.
-const MaxLeeway = 60 * time.Second
+// VerifierStore is what a [Verifier] reads: signing keys, API keys (and
+// their last use) and sessions. Every store.Store implements it.
+type VerifierStore interface {
+	GetSigningKey(ctx context.Context, projectID, id string) (store.SigningKey, error)
+	GetAPIKey(ctx context.Context, projectID, id string) (store.APIKey, error)
+	TouchAPIKey(ctx context.Context, projectID, id string, at time.Time) error
+	GetRefreshFamily(ctx context.Context, projectID, familyID string) (store.RefreshFamily, error)
+}
 
 // VerifierOptions tunes a [Verifier]. The zero value (or a nil pointer) is
 // valid; each zero field means the documented default.
@@ -28,13 +32,13 @@ type VerifierOptions struct {
 	// Logger receives authentication failures (Info, never the token) and
 	// internal errors (Error). Default: slog.Default().
 	Logger *slog.Logger
-	// Leeway is the clock skew allowed on exp, nbf and iat. Default: 30
-	// seconds; a negative value means none; values above MaxLeeway (60 s)
-	// are lowered to MaxLeeway.
+	// Leeway is the clock skew allowed on exp, nbf and iat. Default:
+	// DefaultLeeway (30 seconds); a negative value means none; values above
+	// MaxLeeway (60 s) are lowered to MaxLeeway.
 	Leeway time.Duration
 	// CacheSize bounds the cache of verified tokens. Default:
-	// DefaultVerifyCacheSize (10,000 tokens, a few MiB at most); a negative
-	// value disables the cache, so every request verifies the signature.
+	// DefaultVerifyCacheSize; a negative value disables the cache, so every
+	// request verifies the signature.
 	CacheSize int
 	// TouchInterval is how stale an API key's last-used time may get: a key
 	// used within TouchInterval of its recorded LastUsedAt is not written
@@ -46,26 +50,22 @@ type VerifierOptions struct {
 // Verifier checks bearer tokens for the project of each request. It is safe
 // for concurrent use.
 //
-// A token is accepted when all of these hold:
-//
-//   - it is at most MaxTokenBytes long;
-//   - its header says alg EdDSA and typ JWT, has no crit, and names in kid a
-//     signing key of the request's project that is not retired (jku, jwk,
-//     x5u and x5c are ignored: keys are never fetched or taken from a token);
-//   - its Ed25519 signature verifies under that key;
-//   - aud is exactly the request's project;
-//   - sub is "usr_..." (a login token: exp required, at most 24 h after iat,
-//     and not passed, give or take the leeway) or "key_..." (an API key
-//     token: no exp; the key's record exists and is not revoked);
-//   - iat and jti are present, iat is not in the future and nbf, if
-//     present, has passed (both give or take the leeway).
+// A token is accepted when [Parse] accepts it for the request's project
+// (signature by an unretired signing key of the project, aud, shape, time)
+// and, for an API key token, the key's record exists and is not revoked,
+// and, for a login token with a sid, its session is live: not revoked
+// (logout, replay, user disabled), its refresh token not expired, its
+// absolute lifetime not over (store.RefreshFamily.Live). Login tokens
+// minted before sessions existed carry no sid and are valid until their
+// exp. The token's iss is not checked: a deployment may be reachable under
+// several names.
 //
 // Tokens already verified are kept in a bounded cache keyed by their SHA-256,
-// so a repeated token skips decoding and the signature check. The checks
-// that can change between two requests are made on every request: exp, nbf
-// and iat are compared with the clock, and the signing key's record (a
-// retirement by any process is seen on the next request) and an API key's
-// record (likewise for revocation) are read from the store.
+// so a repeated token skips decoding and the signature check. What can
+// change between two requests is checked on every request: exp, nbf and iat
+// against the clock, and the records of the signing key (retirement), the
+// API key (revocation) and the session (its end), so that a change made by
+// any process counts from the next request.
 //
 // When the store offers a change signal ([store.ChangeVersioner], as
 // store/sqlite does), those records are kept too, each tagged with the
@@ -74,31 +74,27 @@ type VerifierOptions struct {
 // its tag: any commit, by any process, makes the next request read the
 // store again. A store without the signal is read on every request.
 type Verifier struct {
-	signing   store.SigningKeyStore
-	apiKeys   store.APIKeyStore
-	signVer   store.ChangeVersioner // nil: signing has no change signal
-	apiVer    store.ChangeVersioner // nil: apiKeys has no change signal
-	sameVer   bool                  // signVer and apiVer are one store
+	st        VerifierStore
+	versioner store.ChangeVersioner // nil: no change signal
 	sigRecs   *recordCache[signingRecord]
 	keyRecs   *recordCache[apiKeyRecord]
+	sesRecs   *recordCache[sessionRecord]
 	now       func() time.Time
 	logger    *slog.Logger
 	leeway    time.Duration
 	cache     *verifyCache
-	validator *jwt.Validator // time and shape checks of cached claims
 
 	touchInterval time.Duration
 	touchMu       sync.Mutex
-	touched       map[string]time.Time // project + "/" + key id -> last touch by this Verifier
+	touched       map[recordKey]time.Time // last touch of a key by this Verifier
 	touchMax      int
 }
 
-// NewVerifier returns a Verifier that reads signing keys from signing and API
-// key records from apiKeys (usually both the same store.Store). It panics if
-// either is nil. If a store implements [store.ChangeVersioner], the Verifier
-// keeps that store's records while its change version stays the same.
-func NewVerifier(signing store.SigningKeyStore, apiKeys store.APIKeyStore, opts *VerifierOptions) *Verifier {
-	if signing == nil || apiKeys == nil {
+// NewVerifier returns a Verifier that reads st. It panics if st is nil. If
+// st implements [store.ChangeVersioner], the Verifier keeps records while
+// the change version stays the same.
+func NewVerifier(st VerifierStore, opts *VerifierOptions) *Verifier {
+	if st == nil {
 		panic("keys: NewVerifier with a nil store")
 	}
 	var o VerifierOptions
@@ -111,14 +107,6 @@ func NewVerifier(signing store.SigningKeyStore, apiKeys store.APIKeyStore, opts 
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	switch {
-	case o.Leeway == 0:
-		o.Leeway = 30 * time.Second
-	case o.Leeway < 0:
-		o.Leeway = 0
-	case o.Leeway > MaxLeeway:
-		o.Leeway = MaxLeeway
-	}
 	if o.CacheSize == 0 {
 		o.CacheSize = DefaultVerifyCacheSize
 	}
@@ -126,151 +114,124 @@ func NewVerifier(signing store.SigningKeyStore, apiKeys store.APIKeyStore, opts 
 		o.TouchInterval = time.Minute
 	}
 	recMax := max(o.CacheSize, 1024)
-	signVer, apiVer := changeVersioner(signing), changeVersioner(apiKeys)
+	cv, _ := st.(store.ChangeVersioner)
 	return &Verifier{
-		signing:       signing,
-		apiKeys:       apiKeys,
-		signVer:       signVer,
-		apiVer:        apiVer,
-		sameVer:       sameStore(signVer, apiVer),
+		st:            st,
+		versioner:     cv,
 		sigRecs:       newRecordCache[signingRecord](recMax),
 		keyRecs:       newRecordCache[apiKeyRecord](recMax),
+		sesRecs:       newRecordCache[sessionRecord](recMax),
 		now:           o.Now,
 		logger:        o.Logger,
-		leeway:        o.Leeway,
+		leeway:        LeewayOf(o.Leeway),
 		cache:         newVerifyCache(o.CacheSize),
-		validator:     jwt.NewValidator(jwt.WithLeeway(o.Leeway), jwt.WithTimeFunc(o.Now), jwt.WithIssuedAt()),
 		touchInterval: o.TouchInterval,
-		touched:       make(map[string]time.Time),
-		touchMax:      max(o.CacheSize, 1024),
+		touched:       make(map[recordKey]time.Time),
+		touchMax:      recMax,
 	}
 }
 
 // Verify checks token for the project projectID (the request's project, from
 // tenant.FromContext) and returns its principal. A token that is not
-// acceptable gives an error matching [ErrInvalidToken]; any other error is a
-// store failure. An API key used more than TouchInterval after its recorded
-// last use has its LastUsedAt set to now.
+// acceptable gives an error matching [ErrInvalidToken] and one of its
+// reasons; any other error is a store failure. An API key used more than
+// TouchInterval after its recorded last use has its LastUsedAt set to now.
 func (v *Verifier) Verify(ctx context.Context, projectID, token string) (Principal, error) {
-	if len(token) > MaxTokenBytes {
-		return Principal{}, reject("token too large")
+	c, err := v.verify(ctx, projectID, token, true)
+	if err != nil {
+		return Principal{}, err
 	}
-	if token == "" {
-		return Principal{}, reject("empty token")
-	}
-	if projectID == "" {
-		return Principal{}, errors.New("keys: verify: no project")
-	}
-	var rv requestVersions
-	sum := sha256.Sum256([]byte(token))
-	ent, hit := v.cache.get(sum)
-	if hit {
-		if ent.project != projectID {
-			return Principal{}, reject("wrong audience")
-		}
-		if err := v.validator.Validate(ent.claims); err != nil {
-			if errors.Is(err, jwt.ErrTokenExpired) {
-				v.cache.remove(sum)
-			}
-			return Principal{}, classify(err)
-		}
-		if err := v.checkSigningKey(ctx, projectID, ent.kid, &rv); err != nil {
-			return Principal{}, err
-		}
-	} else {
-		var err error
-		// The parser's key function captures its versions: heap-allocate
-		// them here only, so that the cached path allocates nothing.
-		frv := new(requestVersions)
-		ent, err = v.verifyFull(ctx, projectID, token, frv) // checks the signing key too
-		if err != nil {
-			return Principal{}, err
-		}
-		rv = *frv
-		v.cache.add(sum, ent)
-	}
-	p := Principal{ProjectID: projectID, Subject: ent.claims.Subject, Kind: ent.kind}
-	switch ent.kind {
-	case KindUser:
-		p.Tags = slices.Clone(ent.claims.Tags)
-		if p.Tags == nil {
-			p.Tags = []string{}
-		}
-	case KindAPIKey:
-		if err := v.checkAPIKey(ctx, projectID, ent.claims.Subject, &rv); err != nil {
-			return Principal{}, err
-		}
-		p.Tags = []string{}
-	}
-	return p, nil
+	return principalOf(projectID, c), nil
 }
 
-// verifyFull decodes token, checks its header, looks its signing key up,
-// verifies the signature and validates the claims.
-func (v *Verifier) verifyFull(ctx context.Context, projectID, token string, rv *requestVersions) (*verified, error) {
-	c := new(claims)
-	var kid string
-	parser := jwt.NewParser(
-		jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
-		jwt.WithAudience(projectID),
-		jwt.WithLeeway(v.leeway),
-		jwt.WithTimeFunc(v.now),
-		jwt.WithIssuedAt(),
-		jwt.WithStrictDecoding(),
-	)
-	_, err := parser.ParseWithClaims(token, c, func(t *jwt.Token) (any, error) {
-		// golang-jwt has already refused any alg but EdDSA
-		// (WithValidMethods); checking again costs nothing.
-		if t.Method != jwt.SigningMethodEdDSA {
-			return nil, reject("algorithm not EdDSA")
+// verify checks token for projectID and returns its claims. touch says
+// whether an API key's use is recorded.
+func (v *Verifier) verify(ctx context.Context, projectID, token string, touch bool) (*Claims, error) {
+	if token == "" {
+		return nil, malformed("empty token")
+	}
+	if len(token) > MaxTokenBytes {
+		return nil, malformed("token too large")
+	}
+	if projectID == "" {
+		return nil, errors.New("keys: verify: no project")
+	}
+	var rv requestVersion
+	now := v.now()
+	sum := sha256.Sum256([]byte(token))
+	c, hit := v.cache.get(sum, projectID)
+	if hit {
+		if err := c.CheckTime(now, v.leeway); err != nil {
+			if errors.Is(err, ErrTokenExpired) {
+				v.cache.remove(sum)
+			}
+			return nil, err
 		}
-		if typ, ok := t.Header["typ"].(string); !ok || !strings.EqualFold(typ, "JWT") {
-			return nil, reject("typ not JWT")
+		if _, err := v.signingKey(ctx, projectID, c.KeyID, &rv); err != nil {
+			return nil, err
 		}
-		if _, ok := t.Header["crit"]; ok {
-			return nil, reject("crit header")
-		}
-		// jku, jwk, x5u and x5c are deliberately never read.
-		k, ok := t.Header["kid"].(string)
-		if !ok || !strings.HasPrefix(k, kidPrefix) || len(k) > maxKidLen {
-			return nil, reject("bad kid")
-		}
-		pub, err := v.signingKey(ctx, projectID, k, rv)
+	} else {
+		// The key function captures rv: heap-allocate a copy here only,
+		// so that the cached path allocates nothing.
+		frv := new(requestVersion)
+		var err error
+		c, err = parseSigned(token, func(kid string) (ed25519.PublicKey, error) {
+			return v.signingKey(ctx, projectID, kid, frv)
+		})
 		if err != nil {
 			return nil, err
 		}
-		kid = k
-		return pub, nil
-	})
-	if err != nil {
-		return nil, classify(err)
+		if err := c.check(projectID, "", now, v.leeway); err != nil {
+			return nil, err
+		}
+		rv = *frv
+		v.cache.add(sum, projectID, c)
 	}
-	if len(c.Audience) != 1 {
-		return nil, reject("more than one audience")
+	switch c.Kind() {
+	case KindUser:
+		if c.SessionID != "" {
+			if err := v.checkSession(ctx, projectID, c, now, &rv); err != nil {
+				return nil, err
+			}
+		}
+	case KindAPIKey:
+		if err := v.checkAPIKey(ctx, projectID, c.Subject, now, touch, &rv); err != nil {
+			return nil, err
+		}
 	}
-	return &verified{project: projectID, kid: kid, kind: c.kind(), claims: c}, nil
+	return c, nil
+}
+
+// principalOf is who the claims c of a token verified for projectID speak
+// for.
+func principalOf(projectID string, c *Claims) Principal {
+	p := Principal{ProjectID: projectID, Subject: c.Subject, Kind: c.Kind(), SessionID: c.SessionID, Tags: []string{}}
+	if p.Kind == KindUser && len(c.Tags) > 0 {
+		p.Tags = slices.Clone(c.Tags)
+	}
+	return p
 }
 
 // signingKey returns the public key kid of the project, if it exists there
 // and is not retired. It uses the kept record when the store's change
 // version is still the record's tag, and reads the store otherwise.
-func (v *Verifier) signingKey(ctx context.Context, projectID, kid string, rv *requestVersions) (ed25519.PublicKey, error) {
+func (v *Verifier) signingKey(ctx context.Context, projectID, kid string, rv *requestVersion) (ed25519.PublicKey, error) {
 	k := recordKey{projectID, kid}
-	ver, versioned := v.signingVersion(ctx, rv) // before the read
+	ver, versioned := v.version(ctx, rv) // before the read
 	if versioned {
 		if r, ok := v.sigRecs.get(k); ok && r.tag == ver {
 			return r.key()
 		}
 	}
-	rec, err := v.signing.GetSigningKey(ctx, projectID, kid)
+	rec, err := v.st.GetSigningKey(ctx, projectID, kid)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-			return nil, reject("unknown kid")
+			return nil, wrongProject("unknown kid")
 		}
-		return nil, &storeError{err}
+		return nil, fmt.Errorf("keys: verify: %w", err)
 	}
 	if len(rec.PublicKey) != ed25519.PublicKeySize {
-		return nil, &storeError{fmt.Errorf("signing key %s has a %d-byte public key", kid, len(rec.PublicKey))}
+		return nil, fmt.Errorf("keys: verify: signing key %s has a %d-byte public key", kid, len(rec.PublicKey))
 	}
 	r := signingRecord{tag: ver, pub: ed25519.PublicKey(rec.PublicKey), retired: rec.Retired()}
 	if versioned {
@@ -281,42 +242,30 @@ func (v *Verifier) signingKey(ctx context.Context, projectID, kid string, rv *re
 	return r.key()
 }
 
-// key returns the record's public key, or a rejection if it is retired.
+// key returns the record's public key, or a refusal if it is retired.
 func (r signingRecord) key() (ed25519.PublicKey, error) {
 	if r.retired {
-		return nil, reject("retired signing key")
+		return nil, retired("retired signing key")
 	}
 	return r.pub, nil
 }
 
-// checkSigningKey re-checks, for a cached token, that its key is not
-// retired. It reads the store unless the store's change signal shows that
-// nothing was committed since the kept record was read.
-func (v *Verifier) checkSigningKey(ctx context.Context, projectID, kid string, rv *requestVersions) error {
-	_, err := v.signingKey(ctx, projectID, kid, rv)
-	var se *storeError
-	if errors.As(err, &se) {
-		return fmt.Errorf("keys: verify: %w", se.err)
-	}
-	return err
-}
-
 // checkAPIKey reads the API key's record (or uses the kept one while the
-// store's change version is its tag), refuses a missing or revoked key, and
-// records its use at most once per TouchInterval.
-func (v *Verifier) checkAPIKey(ctx context.Context, projectID, id string, rv *requestVersions) error {
+// store's change version is its tag), refuses a missing or revoked key, and,
+// if touch, records its use at most once per TouchInterval.
+func (v *Verifier) checkAPIKey(ctx context.Context, projectID, id string, now time.Time, touch bool, rv *requestVersion) error {
 	k := recordKey{projectID, id}
-	ver, versioned := v.apiKeyVersion(ctx, rv) // before the read
+	ver, versioned := v.version(ctx, rv) // before the read
 	r, ok := apiKeyRecord{}, false
 	if versioned {
 		r, ok = v.keyRecs.get(k)
 		ok = ok && r.tag == ver
 	}
 	if !ok {
-		rec, err := v.apiKeys.GetAPIKey(ctx, projectID, id)
+		rec, err := v.st.GetAPIKey(ctx, projectID, id)
 		if err != nil {
 			if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-				return reject("unknown API key")
+				return revoked("unknown API key")
 			}
 			return fmt.Errorf("keys: verify: %w", err)
 		}
@@ -326,14 +275,47 @@ func (v *Verifier) checkAPIKey(ctx context.Context, projectID, id string, rv *re
 		}
 	}
 	if r.revoked {
-		return reject("revoked API key")
+		return revoked("revoked API key")
 	}
-	now := v.now()
-	if now.Sub(r.lastUsed) >= v.touchInterval && v.claimTouch(projectID+"/"+id, now) {
-		if err := v.apiKeys.TouchAPIKey(ctx, projectID, id, now); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if touch && now.Sub(r.lastUsed) >= v.touchInterval && v.claimTouch(k, now) {
+		if err := v.st.TouchAPIKey(ctx, projectID, id, now); err != nil && !errors.Is(err, store.ErrNotFound) {
 			// Last-used is informational; the request goes on.
 			v.logger.WarnContext(ctx, "recording API key use failed", "project", projectID, "key", id, "err", err)
 		}
+	}
+	return nil
+}
+
+// checkSession refuses a login token whose session is not live at now: an
+// unknown session (never started, or pruned after it ended), a revoked one,
+// one whose refresh token expired unused or whose lifetime is over, or one
+// of another user.
+func (v *Verifier) checkSession(ctx context.Context, projectID string, c *Claims, now time.Time, rv *requestVersion) error {
+	k := recordKey{projectID, c.SessionID}
+	ver, versioned := v.version(ctx, rv) // before the read
+	r, ok := sessionRecord{}, false
+	if versioned {
+		r, ok = v.sesRecs.get(k)
+		ok = ok && r.tag == ver
+	}
+	if !ok {
+		f, err := v.st.GetRefreshFamily(ctx, projectID, c.SessionID)
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+				return revoked("unknown session")
+			}
+			return fmt.Errorf("keys: verify: %w", err)
+		}
+		r = sessionRecord{tag: ver, family: f}
+		if versioned {
+			v.sesRecs.put(k, r)
+		}
+	}
+	if r.family.UserID != c.Subject {
+		return malformed("session of another user")
+	}
+	if !r.family.Live(now) {
+		return revoked("session ended")
 	}
 	return nil
 }
@@ -344,7 +326,7 @@ func (v *Verifier) checkAPIKey(ctx context.Context, projectID, id string, rv *re
 // writing again within the interval. The map is bounded: when full, stale
 // entries go, and if none are stale it is emptied (costing at most one
 // extra write per key).
-func (v *Verifier) claimTouch(key string, now time.Time) bool {
+func (v *Verifier) claimTouch(key recordKey, now time.Time) bool {
 	v.touchMu.Lock()
 	defer v.touchMu.Unlock()
 	if last, ok := v.touched[key]; ok && now.Sub(last) < v.touchInterval && !now.Before(last) {
@@ -362,38 +344,4 @@ func (v *Verifier) claimTouch(key string, now time.Time) bool {
 	}
 	v.touched[key] = now
 	return true
-}
-
-// classify turns a golang-jwt error (or one of ours wrapped in it) into a
-// tokenError with a loggable reason, or a store failure.
-func classify(err error) error {
-	var se *storeError
-	if errors.As(err, &se) {
-		return fmt.Errorf("keys: verify: %w", se.err)
-	}
-	var te *tokenError
-	if errors.As(err, &te) {
-		return te
-	}
-	for _, c := range []struct {
-		target error
-		reason string
-	}{
-		{jwt.ErrTokenMalformed, "malformed"},
-		{jwt.ErrTokenUnverifiable, "unverifiable"},
-		{jwt.ErrEd25519Verification, "bad signature"},
-		// Any other signature failure is golang-jwt refusing an alg
-		// outside WithValidMethods (or a key of the wrong type for it).
-		{jwt.ErrTokenSignatureInvalid, "algorithm not allowed"},
-		{jwt.ErrTokenExpired, "expired"},
-		{jwt.ErrTokenNotValidYet, "not valid yet"},
-		{jwt.ErrTokenUsedBeforeIssued, "issued in the future"},
-		{jwt.ErrTokenInvalidAudience, "wrong audience"},
-		{jwt.ErrTokenRequiredClaimMissing, "missing claim"},
-	} {
-		if errors.Is(err, c.target) {
-			return reject(c.reason)
-		}
-	}
-	return reject("invalid")
 }

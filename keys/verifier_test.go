@@ -23,9 +23,7 @@ import (
 func TestMiddleware_LoginToken(t *testing.T) {
 	e := newEnv(t, nil, "alpha")
 	u := e.user("alpha", "admin", "ops")
-	tok, exp, err := e.kr.MintLoginToken(context.Background(), "alpha", u)
-	require.NoError(t, err)
-	require.Equal(t, t0.Add(86400*time.Second), exp)
+	tok, sid := e.loginTokenOf(u)
 
 	for range 2 { // first verification, then from the cache
 		r := e.whoami("alpha", tok)
@@ -34,7 +32,7 @@ func TestMiddleware_LoginToken(t *testing.T) {
 		require.Equal(t, []any{"admin", "ops"}, r.body["tags"])
 	}
 
-	// The token's shape is the SPEC's.
+	// The token's shape is the contract's.
 	h := decodeHeader(t, tok)
 	require.Equal(t, "EdDSA", h["alg"])
 	require.Equal(t, "JWT", h["typ"])
@@ -47,6 +45,8 @@ func TestMiddleware_LoginToken(t *testing.T) {
 	require.EqualValues(t, t0.Unix(), c["iat"])
 	require.EqualValues(t, t0.Unix()+86400, c["exp"])
 	require.NotEmpty(t, c["jti"])
+	require.Equal(t, sid, c["sid"], "a login token names its session")
+	require.NotContains(t, c, "iss", "a Keyring without an Issuer mints no iss")
 	require.Equal(t, []any{"admin", "ops"}, c["tags"])
 
 	// A user without tags gets [] in the token and in the principal.
@@ -70,6 +70,10 @@ func TestMiddleware_APIKey(t *testing.T) {
 	require.NotContains(t, c, "exp", "permanent API keys have no exp")
 	require.NotEmpty(t, c["jti"])
 	require.Contains(t, c, "iat")
+	require.NotContains(t, c, "sid", "an API key is in no session")
+	k, err := e.st.GetAPIKey(context.Background(), "alpha", k.ID)
+	require.NoError(t, err)
+	require.Equal(t, decodeHeader(t, tok)["kid"], k.SigningKeyID, "the record names the key that signed it")
 
 	// Still valid a year later: no expiry.
 	e.clock.Advance(365 * 24 * time.Hour)
@@ -216,9 +220,9 @@ func TestVerify_Attacks(t *testing.T) {
 		{"attacker key, alpha kid", forge(t, edHeader(alphaKey.ID), lc, ed25519Signer(attackerPriv)), "bad signature"},
 		{"beta kid, aud alpha, signed by beta", forge(t, edHeader(betaKey.ID), lc, ed25519Signer(betaPriv)), "unknown kid"},
 		{"alpha kid, aud beta, signed by alpha", forge(t, edHeader(alphaKey.ID), with(lc, "aud", "beta"), signed), "wrong audience"},
-		{"no aud", forge(t, edHeader(alphaKey.ID), with(lc, "aud", nil), signed), "missing claim"},
+		{"no aud", forge(t, edHeader(alphaKey.ID), with(lc, "aud", nil), signed), "not exactly one audience"},
 		{"aud array with another project", forge(t, edHeader(alphaKey.ID), with(lc, "aud", []string{"alpha", "beta"}), signed),
-			"more than one audience"},
+			"not exactly one audience"},
 		{"login token without exp", forge(t, edHeader(alphaKey.ID), with(lc, "exp", nil), signed), "login token without exp"},
 		{"login token living 25 h", forge(t, edHeader(alphaKey.ID), with(lc, "exp", now+25*3600), signed),
 			"login token lifetime too long"},
@@ -236,11 +240,21 @@ func TestVerify_Attacks(t *testing.T) {
 		{"no sub", forge(t, edHeader(alphaKey.ID), with(lc, "sub", nil), signed), "unknown subject kind"},
 		{"typ other", forge(t, with(edHeader(alphaKey.ID), "typ", "at+jwt"), lc, signed), "typ not JWT"},
 		{"no typ", forge(t, with(edHeader(alphaKey.ID), "typ", nil), lc, signed), "typ not JWT"},
-		{"crit header", forge(t, with(edHeader(alphaKey.ID), "crit", []string{"x"}, "x", 1), lc, signed), "crit header"},
+		{"crit header", forge(t, with(edHeader(alphaKey.ID), "crit", []string{"x"}, "x", 1), lc, signed), "header member not allowed"},
 		{"jwk header with the attacker's key", forge(t, with(edHeader(alphaKey.ID), "jwk", attackerJWK), lc,
-			ed25519Signer(attackerPriv)), "bad signature"},
+			ed25519Signer(attackerPriv)), "header member not allowed"},
 		{"jwk header and no kid", forge(t, map[string]any{"alg": "EdDSA", "typ": "JWT", "jwk": attackerJWK}, lc,
-			ed25519Signer(attackerPriv)), "bad kid"},
+			ed25519Signer(attackerPriv)), "header member not allowed"},
+		// RFC 8725 §3.1: what the verifier does not understand, it refuses,
+		// even on a genuinely signed token.
+		{"zip header", forge(t, with(edHeader(alphaKey.ID), "zip", "DEF"), lc, signed), "header member not allowed"},
+		{"b64 header", forge(t, with(edHeader(alphaKey.ID), "b64", false), lc, signed), "header member not allowed"},
+		{"p2c header", forge(t, with(edHeader(alphaKey.ID), "p2c", 1000000), lc, signed), "header member not allowed"},
+		{"cty header", forge(t, with(edHeader(alphaKey.ID), "cty", "JWT"), lc, signed), "header member not allowed"},
+		{"API key token with sid", forge(t, edHeader(alphaKey.ID), with(goodKeyClaims, "sid", store.NewID(store.PrefixFamily)), signed),
+			"API key token with sid"},
+		{"sid not a session id", forge(t, edHeader(alphaKey.ID), with(lc, "sid", "usr_x"), signed), "bad sid"},
+		{"sid of no session", forge(t, edHeader(alphaKey.ID), with(lc, "sid", store.NewID(store.PrefixFamily)), signed), "unknown session"},
 		{"altered signature", swapPart(good, 2, flipChar(strings.Split(good, ".")[2], 10)), "bad signature"},
 		{"signature of another token", swapPart(good, 2,
 			strings.Split(forge(t, edHeader(alphaKey.ID), e.loginClaims("alpha"), signed), ".")[2]), "bad signature"},
@@ -301,13 +315,13 @@ func TestVerify_JKUNeverFetched(t *testing.T) {
 	h := edHeader("sk_evil")
 	h["jku"] = evil.URL
 	h["x5u"] = evil.URL
-	e.requireRejected("alpha", forge(t, h, e.loginClaims("alpha"), ed25519Signer(attackerPriv)), "unknown kid")
+	e.requireRejected("alpha", forge(t, h, e.loginClaims("alpha"), ed25519Signer(attackerPriv)), "header member not allowed")
 
-	// A genuine token that happens to carry jku is judged on its own kid and
-	// signature: the header is ignored, not obeyed.
+	// A genuine token that carries jku is refused too: only alg, typ and
+	// kid are allowed in the header; nothing else is obeyed or fetched.
 	h = edHeader(alphaKey.ID)
 	h["jku"] = evil.URL
-	requireOK(t, e.whoami("alpha", forge(t, h, e.loginClaims("alpha"), ed25519Signer(e.privateKey(alphaKey)))), "alpha", "user")
+	e.requireRejected("alpha", forge(t, h, e.loginClaims("alpha"), ed25519Signer(e.privateKey(alphaKey))), "header member not allowed")
 	require.Zero(t, fetched.Load(), "the verifier fetched a key URL from a token")
 }
 
@@ -322,13 +336,14 @@ func TestVerify_CrossProject(t *testing.T) {
 	e.requireRejected("beta", key, "unknown kid")
 	requireOK(t, e.whoami("alpha", login), "alpha", "user") // now cached for alpha
 	requireOK(t, e.whoami("alpha", key), "alpha", "api_key")
-	e.requireRejected("beta", login, "wrong audience")
-	e.requireRejected("beta", key, "wrong audience")
-	e.requireRejected("nosuchproject", login, "wrong audience")
+	e.requireRejected("beta", login, "unknown kid") // a cached token is verified for its project only
+	e.requireRejected("beta", key, "unknown kid")
+	e.requireRejected("nosuchproject", login, "unknown kid")
 
-	// Same for Verify called directly.
+	// Same for Verify called directly, with the reason a host can check.
 	_, err := e.v.Verify(context.Background(), "beta", login)
 	require.ErrorIs(t, err, keys.ErrInvalidToken)
+	require.ErrorIs(t, err, keys.ErrWrongProject)
 }
 
 // TestVerify_Expiry: a login token verifies until exp plus the leeway (30 s
@@ -374,18 +389,18 @@ func TestVerify_TooLarge(t *testing.T) {
 	priv := e.privateKey(alphaKey)
 	mint := func(size int) string {
 		// A genuine login token whose tags pad it to exactly size bytes. A
-		// base64 length is never 1 mod 4, so the header is padded too.
+		// base64 length is never 1 mod 4, so the header is padded too,
+		// with white space (only alg, typ and kid are allowed in it).
 		const sigLen = 86 // a 64-byte signature in base64url
 		for pad := size * 3 / 4; pad > 0; pad-- {
 			for extra := range 3 {
-				h := edHeader(alphaKey.ID)
-				h["x"] = strings.Repeat("h", extra)
+				rawH, _ := json.Marshal(edHeader(alphaKey.ID))
+				rawH = append(rawH[:len(rawH)-1], strings.Repeat(" ", extra)+"}"...)
 				c := e.loginClaims("alpha")
 				c["tags"] = []string{strings.Repeat("t", pad)}
-				rawH, _ := json.Marshal(h)
 				rawC, _ := json.Marshal(c)
 				if len(b64(rawH))+1+len(b64(rawC))+1+sigLen == size {
-					tok := forge(t, h, c, ed25519Signer(priv))
+					tok := forgeRaw(rawH, rawC, ed25519Signer(priv))
 					require.Len(t, tok, size)
 					return tok
 				}
@@ -516,7 +531,7 @@ func TestVerify_TouchAtMostOncePerMinute(t *testing.T) {
 	// A use recorded by another instance also counts: a fresh Verifier on a
 	// second handle does not write again within the minute.
 	other := e.openSecond()
-	v2 := keys.NewVerifier(other, other, &keys.VerifierOptions{Now: e.clock.Now})
+	v2 := keys.NewVerifier(other, &keys.VerifierOptions{Now: e.clock.Now})
 	e.clock.Advance(30 * time.Second)
 	_, err := v2.Verify(ctx, "alpha", tok)
 	require.NoError(t, err)
@@ -531,7 +546,7 @@ func TestVerify_CachedStillChecksStore(t *testing.T) {
 	e := newEnv(t, nil, "alpha")
 	ctx := context.Background()
 	plain := withoutChangeVersion(e.st)
-	v := keys.NewVerifier(plain, plain, &keys.VerifierOptions{Now: e.clock.Now, Logger: testLogger(t)})
+	v := keys.NewVerifier(plain, &keys.VerifierOptions{Now: e.clock.Now, Logger: testLogger(t)})
 	login := e.loginToken("alpha")
 	_, key := e.apiKey("alpha")
 	for _, tok := range []string{login, key} {

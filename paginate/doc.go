@@ -26,6 +26,7 @@
 //			return paginate.Cursor{ID: c.ID, CreatedAt: c.CreatedAt}
 //		})
 //
-// The package uses only the standard library, so store and handler packages
-// alike can depend on it.
+// The package depends only on the standard library (and internal/utcmicro,
+// which formats the cursor's time), so store and handler packages alike can
+// depend on it.
 package paginate

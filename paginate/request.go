@@ -62,14 +62,14 @@ func ParseRequest(q url.Values) (Request, error) {
 }
 
 // errBadLimit is the error of every limit that is not a positive decimal
-// integer, built once so that a rejected limit costs no allocation.
+// integer.
 var errBadLimit = fmt.Errorf("%w: must be an integer from 1 to %d", ErrInvalidLimit, MaxLimit)
 
 // parseLimit returns the page size s asks for: s must be a decimal integer
 // of at least one digit and above zero; a value above MaxLimit, however
 // long, is clamped to MaxLimit.
-func parseLimit[T string | []byte](s T) (int, error) {
-	if len(s) == 0 {
+func parseLimit(s string) (int, error) {
+	if s == "" {
 		return 0, errBadLimit
 	}
 	n := 0
@@ -93,8 +93,7 @@ func parseLimit[T string | []byte](s T) (int, error) {
 	return n, nil
 }
 
-// The errors of a limit or cursor pair that url.ParseQuery rejects, built
-// once so that a rejected pair costs no allocation.
+// The errors of a limit or cursor pair that url.ParseQuery rejects.
 var (
 	errLimitMalformed  = fmt.Errorf("%w: malformed query pair (a ';' or a bad %%-escape)", ErrInvalidLimit)
 	errCursorMalformed = fmt.Errorf("%w: malformed query pair (a ';' or a bad %%-escape)", ErrInvalidCursor)
@@ -102,10 +101,7 @@ var (
 
 // ParseQuery reads the limit and cursor parameters from rawQuery, a query
 // string without its '?' as [url.URL.RawQuery] holds it, by the rules of
-// [ParseRequest], without building a [url.Values]. It allocates nothing
-// for the queries clients send, escaped cursors included; only a cursor
-// whose id is escaped itself (one string, the id), a limit longer than 32
-// bytes unescaped, and a parameter given twice (the error) allocate.
+// [ParseRequest], without building a [url.Values].
 //
 // Whenever url.ParseQuery(rawQuery) succeeds, ParseQuery returns the Request
 // that ParseRequest returns for its result, or an error matching the same
@@ -125,40 +121,45 @@ var (
 // any other key is ignored. And ParseQuery reads the query however many
 // pairs it has, where url.ParseQuery gives up on more than 10000.
 func ParseQuery(rawQuery string) (Request, error) {
-	var (
-		limits, cursors int    // how many times each key was given
-		limit, cursor   string // the last value of each, still escaped
-	)
+	var limit, cursor queryParam
 	for q := rawQuery; q != ""; {
 		var pair string
 		pair, q, _ = strings.Cut(q, "&")
 		key, value, _ := strings.Cut(pair, "=")
-		switch {
-		case key == "limit" || keyIs(key, "limit"):
-			limits++
-			limit = value
-		case key == "cursor" || keyIs(key, "cursor"):
-			cursors++
-			cursor = value
+		// A key with a bad escape or a ';' never unescapes to limit or
+		// cursor, so such a pair is ignored.
+		switch key, _ = url.QueryUnescape(key); key {
+		case "limit":
+			limit.add(value)
+		case "cursor":
+			cursor.add(value)
 		}
 	}
 
 	req := Request{Limit: DefaultLimit}
-	if limits > 0 {
-		if limits != 1 {
-			return Request{}, fmt.Errorf("%w: limit given %d times", ErrInvalidLimit, limits)
+	if limit.count > 0 {
+		if limit.count != 1 {
+			return Request{}, fmt.Errorf("%w: limit given %d times", ErrInvalidLimit, limit.count)
 		}
-		n, err := parseLimitComponent(limit)
+		v, ok := limit.value()
+		if !ok {
+			return Request{}, errLimitMalformed
+		}
+		n, err := parseLimit(v)
 		if err != nil {
 			return Request{}, err
 		}
 		req.Limit = n
 	}
-	if cursors > 0 {
-		if cursors != 1 {
-			return Request{}, fmt.Errorf("%w: cursor given %d times", ErrInvalidCursor, cursors)
+	if cursor.count > 0 {
+		if cursor.count != 1 {
+			return Request{}, fmt.Errorf("%w: cursor given %d times", ErrInvalidCursor, cursor.count)
 		}
-		c, err := parseCursorComponent(cursor)
+		v, ok := cursor.value()
+		if !ok {
+			return Request{}, errCursorMalformed
+		}
+		c, err := ParseCursor(v)
 		if err != nil {
 			return Request{}, err
 		}
@@ -167,158 +168,26 @@ func ParseQuery(rawQuery string) (Request, error) {
 	return req, nil
 }
 
-// parseLimitComponent is parseLimit of the escaped query value v.
-func parseLimitComponent(v string) (int, error) {
-	// A key with a literal ';' never unescapes to limit or cursor, so a
-	// ';' in a pair of theirs is in the value.
-	if strings.IndexByte(v, ';') >= 0 {
-		return 0, errLimitMalformed
-	}
-	from := firstEscape(v)
-	if from < 0 {
-		return parseLimit(v)
-	}
-	var buf [32]byte
-	n, ok, fits := unescape(buf[:], v, from)
-	switch {
-	case !ok:
-		return 0, errLimitMalformed
-	case !fits:
-		// A limit padded with many escaped zeros.
-		long := make([]byte, len(v))
-		n, _, _ = unescape(long, v, from)
-		return parseLimit(long[:n])
-	}
-	return parseLimit(buf[:n])
+// queryParam collects the values of one parameter of a raw query.
+type queryParam struct {
+	// count is how many times the parameter was given.
+	count int
+	// raw is its last value, still escaped.
+	raw string
 }
 
-// parseCursorComponent is ParseCursor of the escaped query value v. The
-// value is unescaped into a stack buffer; the id is a substring of v unless
-// it was escaped itself.
-func parseCursorComponent(v string) (Cursor, error) {
-	if strings.IndexByte(v, ';') >= 0 {
-		return Cursor{}, errCursorMalformed
-	}
-	from := firstEscape(v)
-	if from < 0 {
-		return ParseCursor(v)
-	}
-	var buf [maxCursorLen]byte
-	n, ok, fits := unescape(buf[:], v, from)
-	switch {
-	case !ok:
-		return Cursor{}, errCursorMalformed
-	case !fits:
-		return Cursor{}, errCursorTooLong
-	}
-	b := buf[:n]
-	colon, t, err := splitCursor(b)
-	if err != nil {
-		return Cursor{}, err
-	}
-	// v and its unescaped form agree up to the first '%' or '+'.
-	id := v[:colon]
-	if from < colon {
-		id = string(b[:colon])
-	}
-	return Cursor{ID: id, CreatedAt: t}, nil
+// add records one value, still escaped.
+func (p *queryParam) add(raw string) {
+	p.count++
+	p.raw = raw
 }
 
-// firstEscape returns the index of the first '%' or '+' in s, or -1 if s
-// needs no unescaping.
-func firstEscape(s string) int {
-	i := strings.IndexByte(s, '%')
-	if i < 0 {
-		i = len(s)
+// value returns the last value unescaped, or false if url.ParseQuery would
+// reject its pair: for a ';' or a malformed %-escape.
+func (p *queryParam) value() (string, bool) {
+	if strings.Contains(p.raw, ";") {
+		return "", false
 	}
-	if j := strings.IndexByte(s[:i], '+'); j >= 0 {
-		return j
-	}
-	if i == len(s) {
-		return -1
-	}
-	return i
-}
-
-// unescape writes the query component s to dst unescaped, as
-// url.QueryUnescape would, and returns the number of bytes written. s[:from]
-// must hold no '%' or '+'. ok is false if s holds a malformed escape, one
-// '%' not followed by two hex digits; fits is false if the unescaped s is
-// longer than dst.
-func unescape(dst []byte, s string, from int) (n int, ok, fits bool) {
-	if from > len(dst) {
-		return 0, wellFormed(s[from:]), false
-	}
-	n = copy(dst, s[:from])
-	for i := from; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '%':
-			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-				return 0, false, true
-			}
-			c = unhex(s[i+1])<<4 | unhex(s[i+2])
-			i += 2
-		case '+':
-			c = ' '
-		}
-		if n == len(dst) {
-			return 0, wellFormed(s[i:]), false
-		}
-		dst[n] = c
-		n++
-	}
-	return n, true, true
-}
-
-// wellFormed reports whether every '%' in s is followed by two hex digits.
-func wellFormed(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' {
-			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-				return false
-			}
-			i += 2
-		}
-	}
-	return true
-}
-
-// keyIs reports whether the query component key unescapes, without error,
-// to name.
-func keyIs(key, name string) bool {
-	j := 0
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		switch c {
-		case '%':
-			if i+2 >= len(key) || !isHex(key[i+1]) || !isHex(key[i+2]) {
-				return false
-			}
-			c = unhex(key[i+1])<<4 | unhex(key[i+2])
-			i += 2
-		case '+':
-			c = ' '
-		}
-		if j == len(name) || c != name[j] {
-			return false
-		}
-		j++
-	}
-	return j == len(name)
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// unhex returns the value of the hex digit c.
-func unhex(c byte) byte {
-	switch {
-	case c >= 'a':
-		return c - 'a' + 10
-	case c >= 'A':
-		return c - 'A' + 10
-	}
-	return c - '0'
+	v, err := url.QueryUnescape(p.raw)
+	return v, err == nil
 }

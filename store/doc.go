@@ -16,8 +16,11 @@
 //   - Every row belongs to a project. A method given a project id never
 //     reads or changes a row of another project, and a row of another
 //     project is reported exactly as a missing row is.
-//   - Empty ids, empty emails, invalid project ids and other malformed
-//     arguments return an error matching [ErrInvalid] and change nothing.
+//   - Empty ids, empty emails, invalid project ids, zero times and other
+//     malformed arguments return an error matching [ErrInvalid] and change
+//     nothing. The checks are the Check functions of this package
+//     ([CheckUser], [CheckKey], ...), which every backend calls, so the
+//     rules cannot drift between backends.
 //   - A write to an unknown project returns an error matching [ErrNotFound].
 //   - Times are returned in UTC, truncated to microseconds; a time written
 //     is read back Equal to its microsecond truncation.
@@ -26,4 +29,21 @@
 //   - A write that returned nil is durable: it survives a crash of the
 //     process or the machine, and every other handle on the same database
 //     (another process, another instance) sees it on its next read.
+//   - A database that cannot be used (unreachable, busy past the store's
+//     timeout, out of space) gives an error matching [ErrUnavailable], and
+//     a write that gives it changed nothing. When a write's outcome cannot
+//     be known (the connection broke after the write was sent, or the
+//     commit itself failed to reach the disk), the error does not match
+//     ErrUnavailable: the write may be found done. Callers answer
+//     ErrUnavailable with 503 and a Retry-After, anything else with 500.
+//
+// # Sessions and revocations
+//
+// A login starts a session, stored as a [RefreshFamily]; its id is the sid
+// of the session's login tokens. A session ends when it is revoked (logout,
+// a replayed refresh token, its user disabled), when its refresh token
+// expires unused, or at its absolute end. Every revocation that a verifier
+// elsewhere must learn of (an API key revoked, a signing key retired, a
+// session ended by logout or replay, a user disabled) adds a [Revocation] to
+// the project's feed in the same atomic write ([RevocationStore]).
 package store

@@ -12,17 +12,28 @@ var (
 	// id, an email within a project, a row id), or a change is not allowed
 	// in the row's current state.
 	ErrConflict = errors.New("store: conflict")
-	// ErrInvalid means an argument is malformed: an empty id or email, an
-	// invalid project id, a negative duration. Nothing was changed.
+	// ErrInvalid means an argument is malformed: an empty id, an email that
+	// is not an address, an invalid project id, a zero time, a negative
+	// duration. Nothing was changed. The checks every backend makes are the
+	// Check functions of this package.
 	ErrInvalid = errors.New("store: invalid argument")
 
-	// ErrExpired means a refresh token was presented after its expiry.
+	// ErrExpired means a refresh token was presented after its expiry, or
+	// after the absolute end of its session.
 	ErrExpired = errors.New("store: expired")
-	// ErrRevoked means a refresh family was revoked before the token was
-	// presented.
+	// ErrRevoked means a refresh family (a session) was ended before the
+	// token was presented.
 	ErrRevoked = errors.New("store: revoked")
 	// ErrReplayed means a used refresh token was presented again after the
-	// reuse window. The store has revoked the token's whole family before
+	// reuse window. The store has ended the token's whole family before
 	// returning it.
 	ErrReplayed = errors.New("store: refresh token replayed")
+	// ErrDisabled means the user is disabled: a session cannot start or go
+	// on for them.
+	ErrDisabled = errors.New("store: user disabled")
+
+	// ErrUnavailable means the database could not be used: it is
+	// unreachable, busy past the store's timeout, or out of space. Nothing
+	// was changed, and the same call may succeed when retried later.
+	ErrUnavailable = errors.New("store: unavailable")
 )

@@ -1,11 +1,13 @@
 package store
 
 import (
+	"encoding/binary"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestNewID(t *testing.T) {
@@ -56,4 +58,99 @@ func TestRevokedAndRetired(t *testing.T) {
 	assert.True(t, APIKey{RevokedAt: time.Now()}.Revoked())
 	assert.False(t, SigningKey{}.Retired())
 	assert.True(t, SigningKey{RetiredAt: time.Now()}.Retired())
+}
+
+func TestNewIDAt_OrdersByTime(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	prev := NewIDAt(PrefixContact, t0)
+	for i := 1; i <= 2000; i++ {
+		// Steps of one millisecond and more, up to a century later.
+		at := t0.Add(time.Duration(i*i*i) * time.Millisecond)
+		id := NewIDAt(PrefixContact, at)
+		require.Lessf(t, prev, id, "NewIDAt(%s) sorts before the id of an earlier millisecond", at)
+		prev = id
+	}
+}
+
+func TestNewIDAt_EncodesMilliseconds(t *testing.T) {
+	for _, at := range []time.Time{
+		time.Unix(0, 0),
+		time.Date(2026, 11, 21, 10, 0, 0, 999999999, time.UTC),
+		time.Date(2026, 11, 21, 10, 0, 0, 999999999, time.FixedZone("x", -7*3600)),
+		time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC),
+	} {
+		id := NewIDAt(PrefixAudit, at)
+		b, ok := ParseID(PrefixAudit, id)
+		require.Truef(t, ok, "ParseID(NewIDAt(%s) = %q)", at, id)
+		ms := binary.BigEndian.Uint64(append(make([]byte, 2), b[:6]...))
+		assert.Equalf(t, uint64(at.UnixMilli()), ms, "the first 48 bits of NewIDAt(%s)", at)
+	}
+}
+
+func TestNewIDAt_RandomWithinAMillisecond(t *testing.T) {
+	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	seen := map[string]bool{}
+	for range 1000 {
+		id := NewIDAt(PrefixRevocation, at)
+		assert.Truef(t, strings.HasPrefix(id, "rev_"), "NewIDAt(rev) = %q", id)
+		assert.Lenf(t, id, len("rev_")+26, "NewIDAt(rev) = %q", id)
+		assert.Falsef(t, seen[id], "NewIDAt repeated %q", id)
+		seen[id] = true
+	}
+}
+
+func TestParseID_RoundTrip(t *testing.T) {
+	var zero, ones [IDBytes]byte
+	for i := range ones {
+		ones[i] = 0xff
+	}
+	var ids []string
+	for _, b := range [][IDBytes]byte{zero, ones} {
+		ids = append(ids, FormatID(PrefixUser, b))
+	}
+	for range 200 {
+		ids = append(ids, NewID(PrefixUser), NewIDAt(PrefixUser, time.Now()))
+	}
+	for _, id := range ids {
+		b, ok := ParseID(PrefixUser, id)
+		require.Truef(t, ok, "ParseID(%q)", id)
+		assert.Equalf(t, id, FormatID(PrefixUser, b), "FormatID(ParseID(%q))", id)
+	}
+	b, ok := ParseID(PrefixUser, FormatID(PrefixUser, ones))
+	require.True(t, ok)
+	assert.Equal(t, ones, b, "the random part of an id of all ones")
+}
+
+func TestParseID_Refuses(t *testing.T) {
+	good := FormatID(PrefixUser, [IDBytes]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+	rest := good[len("usr_"):]
+	// The last character carries two unused bits; a spelling that differs
+	// in them decodes to the same bytes and is refused.
+	last := rest[len(rest)-1]
+	alias := byte('0')
+	for _, c := range []byte("0123456789abcdefghijklmnopqrstuv") {
+		if c != last && (strings.IndexByte("0123456789abcdefghijklmnopqrstuv", c)>>2) == (strings.IndexByte("0123456789abcdefghijklmnopqrstuv", last)>>2) {
+			alias = c
+			break
+		}
+	}
+	for name, id := range map[string]string{
+		"empty":                      "",
+		"prefix only":                "usr_",
+		"another prefix":             "ct_" + rest,
+		"no separator":               "usr" + rest,
+		"a shorter prefix":           "us_" + rest,
+		"one character short":        good[:len(good)-1],
+		"one character long":         good + "0",
+		"upper case":                 "usr_" + strings.ToUpper(rest),
+		"a letter past the alphabet": "usr_w" + rest[1:],
+		"padding":                    good + "=",
+		"a space":                    "usr_ " + rest[1:],
+		"a non-canonical spelling":   good[:len(good)-1] + string(alias),
+	} {
+		_, ok := ParseID(PrefixUser, id)
+		assert.Falsef(t, ok, "ParseID(usr, %q), %s", id, name)
+	}
+	_, ok := ParseID(PrefixUser, good)
+	assert.True(t, ok, "ParseID of the id the cases start from")
 }

@@ -18,27 +18,61 @@ type ProjectStore interface {
 	ListProjects(ctx context.Context) ([]Project, error)
 }
 
-// UserStore creates and finds users.
+// UserStore creates, finds, lists and changes users.
 type UserStore interface {
-	// CreateUser creates u. It must return ErrInvalid for an empty id or
-	// email, ErrNotFound for an unknown project, and ErrConflict when the
-	// id exists or another user of the project has the same email compared
-	// case-insensitively. The same email in two projects is fine.
+	// CreateUser creates u. It must return ErrInvalid when CheckUser
+	// refuses u, ErrNotFound for an unknown project, and ErrConflict when
+	// the id exists or another user of the project has the same email
+	// compared case-insensitively. The same email in two projects is fine.
 	CreateUser(ctx context.Context, u User) error
 	// GetUser returns the project's user with the given id, or an error
 	// matching ErrNotFound.
 	GetUser(ctx context.Context, projectID, id string) (User, error)
 	// GetUserByEmail returns the project's user whose email equals email
-	// case-insensitively, or an error matching ErrNotFound.
+	// case-insensitively, or an error matching ErrNotFound. An email that
+	// NormalizeEmail makes empty is ErrInvalid.
 	GetUserByEmail(ctx context.Context, projectID, email string) (User, error)
+	// ListUsers returns at most req.Limit users of the project whose
+	// normalized email starts with NormalizeEmail(emailPrefix) (every user
+	// when it is empty) and that sort strictly after req.After, in
+	// ascending (CreatedAt, ID) order with ids compared byte by byte, and
+	// whether more such users follow (a prefix that cannot be stored, such
+	// as one with a NUL byte, is ErrInvalid). A cursor's time is a user's
+	// CreatedAt. An unknown project lists as empty. (Unlike contacts, users
+	// are not raised to sort after the newest: a user created with an
+	// earlier CreatedAt, by an instance whose clock is behind, may sort
+	// before a cursor already handed out. The list is for administrators,
+	// who page it again.)
+	ListUsers(ctx context.Context, projectID, emailPrefix string, req paginate.Request) (paginate.Page[User], error)
 	// SetPasswordHash replaces the user's password hash, or returns an
-	// error matching ErrNotFound.
+	// error matching ErrNotFound. An empty hash is ErrInvalid.
 	SetPasswordHash(ctx context.Context, projectID, id, hash string) error
+	// SetUserTags replaces the user's tags (CheckTags), or returns an error
+	// matching ErrNotFound.
+	SetUserTags(ctx context.Context, projectID, id string, tags []string) error
+	// DisableUser disables the user at at, in one atomic write: DisabledAt
+	// becomes at, every session of the user that is not revoked is revoked
+	// at at (see RefreshStore), every console session of the user is
+	// deleted (ConsoleSessionStore), and one revocation of kind RevokedUser
+	// is added to the project's feed. Disabling a disabled user succeeds and
+	// changes nothing (the first DisabledAt stays). It returns an error
+	// matching ErrNotFound for an unknown user.
+	//
+	// No session of the user is live afterwards, whatever runs
+	// concurrently: a CreateRefreshFamily or RotateRefresh racing with
+	// DisableUser either completes before it (and its family is revoked)
+	// or fails with ErrDisabled.
+	DisableUser(ctx context.Context, projectID, id string, at time.Time) error
+	// EnableUser clears the user's DisabledAt, so that the user may sign
+	// in again; sessions ended by DisableUser stay ended. Enabling an
+	// enabled user succeeds. It returns an error matching ErrNotFound for
+	// an unknown user.
+	EnableUser(ctx context.Context, projectID, id string) error
 }
 
 // ContactStore creates and lists contacts.
 type ContactStore interface {
-	// CreateContact creates c and returns it as stored. The stored
+	// CreateContact creates c (CheckContact) and returns it as stored. The stored
 	// CreatedAt is c.CreatedAt truncated to microseconds, raised if needed
 	// so that the new contact sorts after every contact the project already
 	// has: contacts added while a client pages appear after the items that
@@ -48,7 +82,8 @@ type ContactStore interface {
 	CreateContact(ctx context.Context, c Contact) (Contact, error)
 	// CreateContacts inserts many contacts of one project in one atomic
 	// write, with the same CreatedAt rule as CreateContact applied to each.
-	// Contacts in cs may share a CreatedAt. It is the bulk path; on any
+	// Contacts in cs may share a CreatedAt. Each contact's ProjectID must
+	// be projectID or empty (then projectID). It is the bulk path; on any
 	// error nothing is inserted.
 	CreateContacts(ctx context.Context, projectID string, cs []Contact) error
 	// ListContacts returns at most req.Limit contacts of the project that
@@ -64,9 +99,9 @@ type ContactStore interface {
 
 // APIKeyStore keeps the records of permanent API keys.
 type APIKeyStore interface {
-	// CreateAPIKey records k. It must return ErrInvalid for an empty id or
-	// name, ErrNotFound for an unknown project and ErrConflict for an
-	// existing id.
+	// CreateAPIKey records k. It must return ErrInvalid when CheckAPIKey
+	// refuses k, ErrNotFound for an unknown project and ErrConflict for an
+	// existing id. CreatedBy and SigningKeyID are kept as given.
 	CreateAPIKey(ctx context.Context, k APIKey) error
 	// GetAPIKey returns the key's record, or an error matching ErrNotFound.
 	// A revocation committed by any handle on the database is visible to
@@ -75,22 +110,24 @@ type APIKeyStore interface {
 	// ListAPIKeys returns the project's keys, revoked ones included, in
 	// ascending (CreatedAt, ID) order.
 	ListAPIKeys(ctx context.Context, projectID string) ([]APIKey, error)
-	// RevokeAPIKey sets the key's RevokedAt to at. Revoking a revoked key
-	// succeeds and keeps the first revocation time. It returns an error
-	// matching ErrNotFound for an unknown key.
+	// RevokeAPIKey sets the key's RevokedAt to at and adds one revocation
+	// of kind RevokedAPIKey to the project's feed, in one atomic write.
+	// Revoking a revoked key succeeds, keeps the first revocation time and
+	// adds nothing. It returns an error matching ErrNotFound for an
+	// unknown key and ErrInvalid for a zero at.
 	RevokeAPIKey(ctx context.Context, projectID, id string, at time.Time) error
 	// TouchAPIKey sets the key's LastUsedAt to at unless it is already at
 	// or after at. It returns an error matching ErrNotFound for an unknown
-	// key.
+	// key and ErrInvalid for a zero at.
 	TouchAPIKey(ctx context.Context, projectID, id string, at time.Time) error
 }
 
 // SigningKeyStore keeps the records of project signing keys.
 type SigningKeyStore interface {
 	// CreateSigningKey records k, which becomes the project's active key
-	// if it is the newest unretired one. It must return ErrInvalid for an
-	// empty id or a public key that is not 32 bytes, ErrNotFound for an
-	// unknown project and ErrConflict for an existing id.
+	// if it is the newest unretired one. It must return ErrInvalid when
+	// CheckSigningKey refuses k, ErrNotFound for an unknown project and
+	// ErrConflict for an existing id.
 	CreateSigningKey(ctx context.Context, k SigningKey) error
 	// GetSigningKey returns the project's key with the given id, retired or
 	// not, or an error matching ErrNotFound. A key of another project is not
@@ -102,43 +139,127 @@ type SigningKeyStore interface {
 	// ListSigningKeys returns the project's keys, retired ones included, in
 	// ascending (CreatedAt, ID) order.
 	ListSigningKeys(ctx context.Context, projectID string) ([]SigningKey, error)
-	// RetireSigningKey sets the key's RetiredAt to at. It returns an error
-	// matching ErrNotFound for an unknown key and ErrConflict when the key
-	// is the project's active key (rotate first). Retiring a retired key
-	// succeeds and keeps the first time.
+	// RetireSigningKey sets the key's RetiredAt to at and adds one
+	// revocation of kind RevokedSigningKey to the project's feed, in one
+	// atomic write. It returns an error matching ErrNotFound for an unknown
+	// key, ErrConflict when the key is the project's active key (rotate
+	// first) and ErrInvalid for a zero at. Retiring a retired key succeeds,
+	// keeps the first time and adds nothing.
 	RetireSigningKey(ctx context.Context, projectID, id string, at time.Time) error
 }
 
-// RefreshStore keeps refresh-token families and enforces rotation.
+// RefreshStore keeps refresh-token families, the sessions, and enforces
+// rotation.
 type RefreshStore interface {
-	// CreateRefreshFamily records f, whose Generation must be 0. It must
-	// return ErrInvalid for an empty id or user id, ErrNotFound for an
-	// unknown project or user and ErrConflict for an existing id.
+	// CreateRefreshFamily records f, which starts a session. It must return
+	// ErrInvalid when CheckFamily refuses f, ErrNotFound for an unknown
+	// project or user, ErrDisabled for a disabled user and ErrConflict for
+	// an existing id.
 	CreateRefreshFamily(ctx context.Context, f RefreshFamily) error
 	// RotateRefresh exchanges generation gen of the family for its
 	// successor, atomically, as a compare-and-swap that holds across every
 	// handle on the database:
 	//
 	//   - gen is the current generation, unexpired, family not revoked: the
-	//     generation becomes gen+1, issued at p.Now, expiring at p.Now+p.TTL,
-	//     and the result has Reused false. Of any number of concurrent calls
-	//     with the same gen, exactly one does this.
+	//     generation becomes gen+1, issued at p.Now, expiring at p.Now+p.TTL
+	//     or at EndsAt if that is earlier, and the result has Reused false.
+	//     Of any number of concurrent calls with the same gen, exactly one
+	//     does this.
 	//   - gen is the generation just before the current one and was rotated
 	//     no more than p.ReuseWindow before p.Now: nothing changes; the
 	//     result is the current family with Reused true.
 	//   - gen is any other earlier generation, or the predecessor after the
-	//     window: the family is revoked at p.Now and the error matches
-	//     ErrReplayed.
+	//     window: the family is revoked at p.Now, one revocation of kind
+	//     RevokedSession is added to the feed (if the family was not
+	//     revoked before), and the error matches ErrReplayed.
 	//
 	// It returns ErrNotFound for an unknown family or one of another
 	// project (or a gen above the current one), ErrRevoked for a revoked
-	// family and ErrExpired when the current generation has expired.
+	// family, ErrExpired when the current generation has expired or p.Now
+	// is at or past EndsAt (then every presentation, a reuse within the
+	// window included, is ErrExpired), ErrDisabled when the family's user
+	// is disabled (whatever the family's state), and ErrInvalid when
+	// CheckRotate refuses gen or p.
 	RotateRefresh(ctx context.Context, projectID, familyID string, gen int64, p RotateParams) (Rotation, error)
-	// GetRefreshFamily returns the family, or an error matching ErrNotFound.
+	// GetRefreshFamily returns the family, or an error matching
+	// ErrNotFound. A revocation or rotation committed by any handle is
+	// seen by the next GetRefreshFamily of every handle.
 	GetRefreshFamily(ctx context.Context, projectID, familyID string) (RefreshFamily, error)
-	// RevokeRefreshFamily revokes the family at at (keeping an earlier
-	// revocation time), or returns an error matching ErrNotFound.
+	// RevokeRefreshFamily ends the session: it revokes the family at at
+	// and adds one revocation of kind RevokedSession to the feed, in one
+	// atomic write. Revoking a revoked family succeeds, keeps the earlier
+	// time and adds nothing. It returns an error matching ErrNotFound for
+	// an unknown family and ErrInvalid for a zero at.
 	RevokeRefreshFamily(ctx context.Context, projectID, familyID string, at time.Time) error
+	// PruneRefreshFamilies deletes every family, of every project, that
+	// was revoked before before, or whose current generation expired
+	// before before, or whose EndsAt is before before, and returns how
+	// many it deleted. A deleted family's tokens stay refused: they name a
+	// family that is not found.
+	// A zero before is ErrInvalid, as for every Prune method.
+	PruneRefreshFamilies(ctx context.Context, before time.Time) (int, error)
+}
+
+// RevocationStore lists the revocation feed: what stopped being valid, in
+// the order it did. The items are added by the revoking methods
+// (RevokeAPIKey, RetireSigningKey, RevokeRefreshFamily, RotateRefresh on a
+// replay, DisableUser) in the same atomic write as the revocation.
+type RevocationStore interface {
+	// ListRevocations returns at most req.Limit revocations of the project
+	// that sort strictly after req.After, in ascending (RevokedAt, ID)
+	// order with ids compared byte by byte, and whether more follow. A
+	// cursor's time is an item's RevokedAt. An item is never added before
+	// an item already in the project's feed: once a reader has seen an
+	// item, every later item sorts after it, whichever handle adds it, also
+	// once that item is pruned (the floor is the newest position the feed
+	// has ever held). An unknown project lists as empty.
+	ListRevocations(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[Revocation], error)
+	// PruneSessionRevocations deletes every revocation of kind
+	// RevokedSession, of every project, whose RevokedAt is before before,
+	// and returns how many it deleted. Other kinds are kept.
+	PruneSessionRevocations(ctx context.Context, before time.Time) (int, error)
+}
+
+// AuditStore keeps the audit log. Entries are only ever appended and,
+// past their retention, pruned.
+type AuditStore interface {
+	// AppendAudit records e. It must return ErrInvalid when CheckAudit
+	// refuses e, ErrNotFound for an unknown project and ErrConflict for an
+	// existing id.
+	AppendAudit(ctx context.Context, e AuditEntry) error
+	// ListAudit returns at most req.Limit entries of the project that match
+	// f and sort strictly before req.After (or from the newest, for the
+	// zero cursor), newest first: descending (At, ID) order with ids
+	// compared byte by byte; and whether more follow. A cursor's time is
+	// an entry's At. An unknown project lists as empty.
+	ListAudit(ctx context.Context, projectID string, f AuditFilter, req paginate.Request) (paginate.Page[AuditEntry], error)
+	// PruneAudit deletes every entry, of every project, whose At is before
+	// before, and returns how many it deleted.
+	PruneAudit(ctx context.Context, before time.Time) (int, error)
+}
+
+// ConsoleSessionStore keeps the web console's sessions, so that every
+// instance serving the console knows them.
+type ConsoleSessionStore interface {
+	// CreateConsoleSession records cs. It must return ErrInvalid when
+	// CheckConsoleSession refuses cs, ErrNotFound for an unknown project
+	// and ErrConflict for an existing id.
+	CreateConsoleSession(ctx context.Context, cs ConsoleSession) error
+	// GetConsoleSession returns the project's session with the given id,
+	// or an error matching ErrNotFound (also for an id that is not a
+	// SHA-256 in hex: no session has it). The id arguments of Get, Touch
+	// and Delete are checked as CheckKey checks ids.
+	GetConsoleSession(ctx context.Context, projectID, id string) (ConsoleSession, error)
+	// TouchConsoleSession sets the session's LastSeenAt to at unless it is
+	// already at or after at, or returns an error matching ErrNotFound.
+	TouchConsoleSession(ctx context.Context, projectID, id string, at time.Time) error
+	// DeleteConsoleSession ends the session. Deleting an unknown session
+	// succeeds.
+	DeleteConsoleSession(ctx context.Context, projectID, id string) error
+	// PruneConsoleSessions deletes every session, of every project, last
+	// seen before idleBefore or created before createdBefore, and returns
+	// how many it deleted.
+	PruneConsoleSessions(ctx context.Context, idleBefore, createdBefore time.Time) (int, error)
 }
 
 // ThrottleStore counts failed attempts in fixed windows, so that several
@@ -147,14 +268,19 @@ type ThrottleStore interface {
 	// AddFailure counts one failure for key at now. If the key's window has
 	// ended (it started window or more before now) a new window starts at
 	// now. It returns the count in the current window and when that window
-	// ends. It returns ErrInvalid for an empty key or a non-positive
-	// window.
+	// ends. It returns ErrInvalid when CheckThrottle refuses key and window,
+	// or for a zero now.
+	// A store that cannot count the failure returns an error (never a
+	// count that was not recorded): callers refuse the attempt then.
 	AddFailure(ctx context.Context, key string, now time.Time, window time.Duration) (count int, resetAt time.Time, err error)
 	// Failures returns the count of key's current window and when it ends;
 	// a key with no window open at now has count 0.
 	Failures(ctx context.Context, key string, now time.Time, window time.Duration) (count int, resetAt time.Time, err error)
 	// ClearFailures forgets key's window. Clearing an unknown key succeeds.
 	ClearFailures(ctx context.Context, key string) error
+	// PruneThrottle deletes every window that ended at or before now, and
+	// returns how many it deleted.
+	PruneThrottle(ctx context.Context, now time.Time) (int, error)
 }
 
 // Store is everything a Latchkey deployment keeps, one database behind all
@@ -166,7 +292,10 @@ type Store interface {
 	APIKeyStore
 	SigningKeyStore
 	RefreshStore
+	RevocationStore
 	ThrottleStore
+	AuditStore
+	ConsoleSessionStore
 	// Close releases the store's resources. Calls after Close fail.
 	Close() error
 }

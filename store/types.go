@@ -27,7 +27,13 @@ type User struct {
 	Tags []string
 	// CreatedAt is when the user was created.
 	CreatedAt time.Time
+	// DisabledAt is when the user was disabled, or the zero time while the
+	// user may sign in. A disabled user's sessions have all ended.
+	DisabledAt time.Time
 }
+
+// Disabled reports whether u is disabled.
+func (u User) Disabled() bool { return !u.DisabledAt.IsZero() }
 
 // HasTag reports whether u carries tag.
 func (u User) HasTag(tag string) bool {
@@ -60,6 +66,14 @@ type APIKey struct {
 	ProjectID string
 	// Name is a label chosen by whoever created the key.
 	Name string
+	// CreatedBy names who created the key: a user id, an API key id or
+	// "cli" (see AuditEntry.Actor); "" when unknown (keys created before
+	// it was recorded).
+	CreatedBy string
+	// SigningKeyID is the id of the signing key that signed the key's
+	// token; retiring that signing key ends the API key. "" when unknown
+	// (keys created before it was recorded).
+	SigningKeyID string
 	// CreatedAt is when the key was created.
 	CreatedAt time.Time
 	// LastUsedAt is when the key last authenticated a request, or the zero
@@ -95,9 +109,14 @@ type SigningKey struct {
 // Retired reports whether k has been retired.
 func (k SigningKey) Retired() bool { return !k.RetiredAt.IsZero() }
 
-// RefreshFamily is one chain of refresh tokens, started by a login. Only its
-// newest token (Generation) may be exchanged; the store keeps no token text,
-// only the generation counter, so it never holds a usable refresh token.
+// RefreshFamily is one chain of refresh tokens, started by a login: a
+// session. Its ID is the session id ("sid") that the login tokens of the
+// session carry. Only its newest token (Generation) may be exchanged; the
+// store keeps no token text, only the generation counter, so it never holds
+// a usable refresh token.
+//
+// The session is live while it is not revoked, its current generation has
+// not expired and its absolute end has not passed (see Live).
 type RefreshFamily struct {
 	// ID is "rf_" followed by an opaque string.
 	ID string
@@ -114,8 +133,20 @@ type RefreshFamily struct {
 	ExpiresAt time.Time
 	// CreatedAt is when the family was started.
 	CreatedAt time.Time
-	// RevokedAt is when the family was revoked, or the zero time.
+	// EndsAt is the absolute end of the session, whatever its rotations:
+	// no generation is exchanged, and ExpiresAt never moves, past it. The
+	// zero time means no absolute end (families started before it
+	// existed).
+	EndsAt time.Time
+	// RevokedAt is when the family was revoked (logout, replay, its user
+	// disabled), or the zero time.
 	RevokedAt time.Time
+}
+
+// Live reports whether the session is live at now: not revoked, its current
+// generation not expired and its absolute end not passed.
+func (f RefreshFamily) Live(now time.Time) bool {
+	return f.RevokedAt.IsZero() && now.Before(f.ExpiresAt) && (f.EndsAt.IsZero() || now.Before(f.EndsAt))
 }
 
 // Rotation is the outcome of a successful RotateRefresh.
@@ -139,3 +170,110 @@ type RotateParams struct {
 	// Zero makes every reuse a replay.
 	ReuseWindow time.Duration
 }
+
+// RevocationKind says what a Revocation made invalid.
+type RevocationKind string
+
+// The kinds of revocation, as the revocation feed names them.
+const (
+	// RevokedAPIKey: a permanent API key was revoked; Subject is its id.
+	RevokedAPIKey RevocationKind = "api_key"
+	// RevokedSigningKey: a signing key was retired, ending every token and
+	// API key it signed; Subject is its id (the tokens' kid).
+	RevokedSigningKey RevocationKind = "signing_key"
+	// RevokedSession: a session ended by logout or replay; Subject is the
+	// family id (the login tokens' sid).
+	RevokedSession RevocationKind = "session"
+	// RevokedUser: a user was disabled, ending every session of theirs and
+	// every login token issued to them up to RevokedAt; Subject is the user
+	// id.
+	RevokedUser RevocationKind = "user"
+)
+
+// Revocation is one item of a project's revocation feed: something that
+// stopped being valid. Stores append them in the same atomic write as the
+// revocation itself, never otherwise.
+type Revocation struct {
+	// ID is "rev_" followed by an opaque string.
+	ID string
+	// ProjectID is the project of what was revoked.
+	ProjectID string
+	// Kind says what Subject names.
+	Kind RevocationKind
+	// Subject is the id of what was revoked.
+	Subject string
+	// RevokedAt is when it was revoked, and the item's position in the
+	// feed, which is ordered by (RevokedAt, ID). It is the revocation time
+	// given, raised if needed so that the item sorts after every item the
+	// project's feed already has.
+	RevokedAt time.Time
+}
+
+// AuditEntry is one record of the audit log: who did what to which target.
+// It never holds a secret (a password, a token, an email of an unknown
+// account).
+type AuditEntry struct {
+	// ID is "aud_" followed by an opaque string.
+	ID string
+	// ProjectID is the project the action happened in.
+	ProjectID string
+	// At is when it happened.
+	At time.Time
+	// Actor is who acted: a user id, an API key id, "cli" for the command
+	// line, or "" when nobody was authenticated (a failed sign-in).
+	Actor string
+	// Action is what happened, one of the Action constants, for example
+	// ActionAPIKeyRevoke.
+	Action string
+	// Target is the id of what was acted on (a key, a user, a session), or
+	// "".
+	Target string
+	// ClientAddr is the client address of the request, or "" (the command
+	// line).
+	ClientAddr string
+}
+
+// AuditFilter selects audit entries. A zero field matches every entry.
+type AuditFilter struct {
+	// Action, when set, keeps entries with exactly this action.
+	Action string
+	// Target, when set, keeps entries with exactly this target.
+	Target string
+}
+
+// ConsoleSession is a signed-in administrator of the web console. Only a
+// hash of the session's secret is stored, so reading the store does not
+// give a usable session.
+type ConsoleSession struct {
+	// ID is the SHA-256 of the session's secret, in lowercase hex.
+	ID string
+	// ProjectID is the project the session belongs to.
+	ProjectID string
+	// UserID is the signed-in user.
+	UserID string
+	// CreatedAt is when the user signed in.
+	CreatedAt time.Time
+	// LastSeenAt is when the session last served a request.
+	LastSeenAt time.Time
+}
+
+// Audit actions.
+const (
+	ActionSignIn          = "console.signin"
+	ActionSignInFailed    = "console.signin_failed"
+	ActionSignOut         = "console.signout"
+	ActionAPIKeyCreate    = "apikey.create"
+	ActionAPIKeyRevoke    = "apikey.revoke"
+	ActionSigningRotate   = "signingkey.rotate"
+	ActionSigningRetire   = "signingkey.retire"
+	ActionUserCreate      = "user.create"
+	ActionUserUpdate      = "user.update"
+	ActionUserPassword    = "user.password"
+	ActionUserDisable     = "user.disable"
+	ActionUserEnable      = "user.enable"
+	ActionSessionLogout   = "session.logout"
+	ActionSessionReplayed = "session.replay"
+)
+
+// ActorCLI is the AuditEntry.Actor of actions taken on the command line.
+const ActorCLI = "cli"

@@ -37,7 +37,7 @@ func wantAPIKey(t *testing.T, want, got store.APIKey, what string) {
 func mustGetAPIKey(t *testing.T, s store.APIKeyStore, project, id string) store.APIKey {
 	t.Helper()
 	k, err := s.GetAPIKey(t.Context(), project, id)
-	noErr(t, err, "GetAPIKey(%q, %q)", project, id)
+	require.NoErrorf(t, err, "GetAPIKey(%q, %q)", project, id)
 	return k
 }
 
@@ -45,7 +45,7 @@ func mustGetAPIKey(t *testing.T, s store.APIKeyStore, project, id string) store.
 func testAPIKeyCreateGet(t *testing.T, s store.Store) {
 	mustProject(t, s, projA)
 	k := store.APIKey{ID: store.NewID(store.PrefixAPIKey), ProjectID: projA, Name: "billing backend — prod", CreatedAt: base.In(elsewhere)}
-	noErr(t, s.CreateAPIKey(t.Context(), k), "CreateAPIKey(%q)", k.ID)
+	require.NoErrorf(t, s.CreateAPIKey(t.Context(), k), "CreateAPIKey(%q)", k.ID)
 	got := mustGetAPIKey(t, s, projA, k.ID)
 	wantAPIKey(t, k, got, "GetAPIKey")
 	wantZeroTime(t, got.LastUsedAt, "GetAPIKey(...).LastUsedAt of an unused key")
@@ -63,10 +63,10 @@ func testAPIKeyDuplicate(t *testing.T, s store.Store) {
 	k := mustAPIKey(t, s, projA, "key_dup", base)
 	dup := newAPIKey(projA, "key_dup", base.Add(time.Hour))
 	dup.Name = "other"
-	wantErr(t, s.CreateAPIKey(t.Context(), dup), store.ErrConflict, "CreateAPIKey(%q) with an existing id", dup.ID)
+	require.ErrorIsf(t, s.CreateAPIKey(t.Context(), dup), store.ErrConflict, "CreateAPIKey(%q) with an existing id", dup.ID)
 	wantAPIKey(t, k, mustGetAPIKey(t, s, projA, k.ID), "GetAPIKey after a conflicting create")
 	keys, err := s.ListAPIKeys(t.Context(), projA)
-	noErr(t, err, "ListAPIKeys(%q)", projA)
+	require.NoErrorf(t, err, "ListAPIKeys(%q)", projA)
 	require.Len(t, keys, 1)
 }
 
@@ -77,14 +77,14 @@ func testAPIKeyUnknown(t *testing.T, s store.Store) {
 	k := mustAPIKey(t, s, projA, "key_known", base)
 	for _, id := range []string{"key_unknown", "KEY_KNOWN", "key_know"} {
 		_, err := s.GetAPIKey(t.Context(), projA, id)
-		wantErr(t, err, store.ErrNotFound, "GetAPIKey(%q, %q)", projA, id)
-		wantErr(t, s.RevokeAPIKey(t.Context(), projA, id, base), store.ErrNotFound, "RevokeAPIKey(%q, %q)", projA, id)
-		wantErr(t, s.TouchAPIKey(t.Context(), projA, id, base), store.ErrNotFound, "TouchAPIKey(%q, %q)", projA, id)
+		require.ErrorIsf(t, err, store.ErrNotFound, "GetAPIKey(%q, %q)", projA, id)
+		require.ErrorIsf(t, s.RevokeAPIKey(t.Context(), projA, id, base), store.ErrNotFound, "RevokeAPIKey(%q, %q)", projA, id)
+		require.ErrorIsf(t, s.TouchAPIKey(t.Context(), projA, id, base), store.ErrNotFound, "TouchAPIKey(%q, %q)", projA, id)
 	}
 	_, err := s.GetAPIKey(t.Context(), "no-such-project", k.ID)
-	wantErr(t, err, store.ErrNotFound, "GetAPIKey in an unknown project")
-	wantErr(t, s.RevokeAPIKey(t.Context(), "no-such-project", k.ID, base), store.ErrNotFound, "RevokeAPIKey in an unknown project")
-	wantErr(t, s.TouchAPIKey(t.Context(), "no-such-project", k.ID, base), store.ErrNotFound, "TouchAPIKey in an unknown project")
+	require.ErrorIsf(t, err, store.ErrNotFound, "GetAPIKey in an unknown project")
+	require.ErrorIsf(t, s.RevokeAPIKey(t.Context(), "no-such-project", k.ID, base), store.ErrNotFound, "RevokeAPIKey in an unknown project")
+	require.ErrorIsf(t, s.TouchAPIKey(t.Context(), "no-such-project", k.ID, base), store.ErrNotFound, "TouchAPIKey in an unknown project")
 	wantAPIKey(t, k, mustGetAPIKey(t, s, projA, k.ID), "GetAPIKey after calls on unknown keys")
 }
 
@@ -95,27 +95,27 @@ func testAPIKeyInvalid(t *testing.T, s store.Store) {
 	k := mustAPIKey(t, s, projA, "key_ok", base)
 
 	noID := newAPIKey(projA, "", base)
-	wantErr(t, s.CreateAPIKey(t.Context(), noID), store.ErrInvalid, "CreateAPIKey with an empty id")
+	require.ErrorIsf(t, s.CreateAPIKey(t.Context(), noID), store.ErrInvalid, "CreateAPIKey with an empty id")
 	noName := newAPIKey(projA, "key_noname", base)
 	noName.Name = ""
-	wantErr(t, s.CreateAPIKey(t.Context(), noName), store.ErrInvalid, "CreateAPIKey with an empty name")
+	require.ErrorIsf(t, s.CreateAPIKey(t.Context(), noName), store.ErrInvalid, "CreateAPIKey with an empty name")
 	_, err := s.GetAPIKey(t.Context(), projA, noName.ID)
-	wantErr(t, err, store.ErrNotFound, "GetAPIKey(%q) after a rejected create", noName.ID)
+	require.ErrorIsf(t, err, store.ErrNotFound, "GetAPIKey(%q) after a rejected create", noName.ID)
 
 	_, err = s.GetAPIKey(t.Context(), projA, "")
-	wantErr(t, err, store.ErrInvalid, "GetAPIKey(%q, \"\")", projA)
-	wantErr(t, s.RevokeAPIKey(t.Context(), projA, "", base), store.ErrInvalid, "RevokeAPIKey(%q, \"\")", projA)
-	wantErr(t, s.TouchAPIKey(t.Context(), projA, "", base), store.ErrInvalid, "TouchAPIKey(%q, \"\")", projA)
+	require.ErrorIsf(t, err, store.ErrInvalid, "GetAPIKey(%q, \"\")", projA)
+	require.ErrorIsf(t, s.RevokeAPIKey(t.Context(), projA, "", base), store.ErrInvalid, "RevokeAPIKey(%q, \"\")", projA)
+	require.ErrorIsf(t, s.TouchAPIKey(t.Context(), projA, "", base), store.ErrInvalid, "TouchAPIKey(%q, \"\")", projA)
 
 	for _, p := range []string{"", "Proj A"} {
 		bad := newAPIKey(p, "key_badproject", base)
-		wantErr(t, s.CreateAPIKey(t.Context(), bad), store.ErrInvalid, "CreateAPIKey in project %q", p)
+		require.ErrorIsf(t, s.CreateAPIKey(t.Context(), bad), store.ErrInvalid, "CreateAPIKey in project %q", p)
 		_, err = s.GetAPIKey(t.Context(), p, k.ID)
-		wantErr(t, err, store.ErrInvalid, "GetAPIKey(%q, %q)", p, k.ID)
+		require.ErrorIsf(t, err, store.ErrInvalid, "GetAPIKey(%q, %q)", p, k.ID)
 		_, err = s.ListAPIKeys(t.Context(), p)
-		wantErr(t, err, store.ErrInvalid, "ListAPIKeys(%q)", p)
-		wantErr(t, s.RevokeAPIKey(t.Context(), p, k.ID, base), store.ErrInvalid, "RevokeAPIKey(%q, %q)", p, k.ID)
-		wantErr(t, s.TouchAPIKey(t.Context(), p, k.ID, base), store.ErrInvalid, "TouchAPIKey(%q, %q)", p, k.ID)
+		require.ErrorIsf(t, err, store.ErrInvalid, "ListAPIKeys(%q)", p)
+		require.ErrorIsf(t, s.RevokeAPIKey(t.Context(), p, k.ID, base), store.ErrInvalid, "RevokeAPIKey(%q, %q)", p, k.ID)
+		require.ErrorIsf(t, s.TouchAPIKey(t.Context(), p, k.ID, base), store.ErrInvalid, "TouchAPIKey(%q, %q)", p, k.ID)
 	}
 	wantAPIKey(t, k, mustGetAPIKey(t, s, projA, k.ID), "GetAPIKey after rejected calls")
 }
@@ -123,12 +123,12 @@ func testAPIKeyInvalid(t *testing.T, s store.Store) {
 // CreateAPIKey in an unknown project is ErrNotFound and leaves no row.
 func testAPIKeyUnknownProject(t *testing.T, s store.Store) {
 	k := newAPIKey("no-such-project", "key_orphan", base)
-	wantErr(t, s.CreateAPIKey(t.Context(), k), store.ErrNotFound, "CreateAPIKey in unknown project %q", k.ProjectID)
+	require.ErrorIsf(t, s.CreateAPIKey(t.Context(), k), store.ErrNotFound, "CreateAPIKey in unknown project %q", k.ProjectID)
 	mustProject(t, s, "no-such-project")
 	_, err := s.GetAPIKey(t.Context(), "no-such-project", k.ID)
-	wantErr(t, err, store.ErrNotFound, "GetAPIKey after the project is created: the failed create must have left no row")
+	require.ErrorIsf(t, err, store.ErrNotFound, "GetAPIKey after the project is created: the failed create must have left no row")
 	keys, err := s.ListAPIKeys(t.Context(), "no-such-project")
-	noErr(t, err, "ListAPIKeys(%q)", "no-such-project")
+	require.NoErrorf(t, err, "ListAPIKeys(%q)", "no-such-project")
 	require.Empty(t, keys)
 }
 
@@ -140,7 +140,7 @@ func testAPIKeyListOrder(t *testing.T, s store.Store) {
 	mustProject(t, s, projB)
 
 	keys, err := s.ListAPIKeys(t.Context(), projA)
-	noErr(t, err, "ListAPIKeys(%q) of a project without keys", projA)
+	require.NoErrorf(t, err, "ListAPIKeys(%q) of a project without keys", projA)
 	require.Empty(t, keys)
 
 	later := base.Add(time.Hour)
@@ -150,10 +150,10 @@ func testAPIKeyListOrder(t *testing.T, s store.Store) {
 	mustAPIKey(t, s, projA, "key_Z", base)
 	mustAPIKey(t, s, projA, "key_0", base.Add(-time.Minute))
 	mustAPIKey(t, s, projB, "key_other", base)
-	noErr(t, s.RevokeAPIKey(t.Context(), projA, "key_z", later), "RevokeAPIKey(key_z)")
+	require.NoErrorf(t, s.RevokeAPIKey(t.Context(), projA, "key_z", later), "RevokeAPIKey(key_z)")
 
 	keys, err = s.ListAPIKeys(t.Context(), projA)
-	noErr(t, err, "ListAPIKeys(%q)", projA)
+	require.NoErrorf(t, err, "ListAPIKeys(%q)", projA)
 	var ids []string
 	for _, k := range keys {
 		ids = append(ids, k.ID)
@@ -166,7 +166,7 @@ func testAPIKeyListOrder(t *testing.T, s store.Store) {
 	// An unknown project has no keys; it may say so with ErrNotFound.
 	keys, err = s.ListAPIKeys(t.Context(), "no-such-project")
 	if err != nil {
-		wantErr(t, err, store.ErrNotFound, "ListAPIKeys(%q)", "no-such-project")
+		require.ErrorIsf(t, err, store.ErrNotFound, "ListAPIKeys(%q)", "no-such-project")
 	}
 	require.Empty(t, keys, "ListAPIKeys of an unknown project")
 }
@@ -177,14 +177,14 @@ func testAPIKeyRevoke(t *testing.T, s store.Store) {
 	k := mustAPIKey(t, s, projA, "key_r", base)
 	other := mustAPIKey(t, s, projA, "key_s", base)
 	at := base.Add(90 * time.Minute).In(elsewhere)
-	noErr(t, s.RevokeAPIKey(t.Context(), projA, k.ID, at), "RevokeAPIKey(%q)", k.ID)
+	require.NoErrorf(t, s.RevokeAPIKey(t.Context(), projA, k.ID, at), "RevokeAPIKey(%q)", k.ID)
 	got := mustGetAPIKey(t, s, projA, k.ID)
 	k.RevokedAt = at
 	wantAPIKey(t, k, got, "GetAPIKey after RevokeAPIKey")
 	require.True(t, got.Revoked(), "Revoked() after RevokeAPIKey")
 	wantAPIKey(t, other, mustGetAPIKey(t, s, projA, other.ID), "GetAPIKey of another key")
 	keys, err := s.ListAPIKeys(t.Context(), projA)
-	noErr(t, err, "ListAPIKeys(%q)", projA)
+	require.NoErrorf(t, err, "ListAPIKeys(%q)", projA)
 	require.Len(t, keys, 2, "revoked keys are listed")
 }
 
@@ -193,10 +193,10 @@ func testAPIKeyRevokeTwice(t *testing.T, s store.Store) {
 	mustProject(t, s, projA)
 	k := mustAPIKey(t, s, projA, "key_r", base)
 	first := base.Add(time.Hour)
-	noErr(t, s.RevokeAPIKey(t.Context(), projA, k.ID, first), "RevokeAPIKey(%q) first", k.ID)
-	noErr(t, s.RevokeAPIKey(t.Context(), projA, k.ID, first.Add(time.Hour)), "RevokeAPIKey(%q) again, later", k.ID)
+	require.NoErrorf(t, s.RevokeAPIKey(t.Context(), projA, k.ID, first), "RevokeAPIKey(%q) first", k.ID)
+	require.NoErrorf(t, s.RevokeAPIKey(t.Context(), projA, k.ID, first.Add(time.Hour)), "RevokeAPIKey(%q) again, later", k.ID)
 	wantTime(t, first, mustGetAPIKey(t, s, projA, k.ID).RevokedAt, "RevokedAt after a second, later revocation")
-	noErr(t, s.RevokeAPIKey(t.Context(), projA, k.ID, first), "RevokeAPIKey(%q) again, same time", k.ID)
+	require.NoErrorf(t, s.RevokeAPIKey(t.Context(), projA, k.ID, first), "RevokeAPIKey(%q) again, same time", k.ID)
 	wantTime(t, first, mustGetAPIKey(t, s, projA, k.ID).RevokedAt, "RevokedAt after a third revocation")
 }
 
@@ -219,7 +219,7 @@ func testAPIKeyTouch(t *testing.T, s store.Store) {
 		{base.Add(-time.Hour), base.Add(2*time.Minute + time.Microsecond)},                       // before creation: kept
 	}
 	for i, st := range steps {
-		noErr(t, s.TouchAPIKey(t.Context(), projA, k.ID, st.at), "TouchAPIKey #%d (%s)", i, st.at.Format(time.RFC3339Nano))
+		require.NoErrorf(t, s.TouchAPIKey(t.Context(), projA, k.ID, st.at), "TouchAPIKey #%d (%s)", i, st.at.Format(time.RFC3339Nano))
 		got := mustGetAPIKey(t, s, projA, k.ID)
 		wantTime(t, st.want, got.LastUsedAt, "LastUsedAt after TouchAPIKey #%d (%s)", i, st.at.Format(time.RFC3339Nano))
 		require.Falsef(t, got.Revoked(), "TouchAPIKey #%d revoked the key", i)
@@ -228,10 +228,10 @@ func testAPIKeyTouch(t *testing.T, s store.Store) {
 	wantAPIKey(t, other, mustGetAPIKey(t, s, projA, other.ID), "another key after TouchAPIKey")
 
 	// Touching a revoked key does not change its revocation.
-	noErr(t, s.RevokeAPIKey(t.Context(), projA, k.ID, base.Add(time.Hour)), "RevokeAPIKey(%q)", k.ID)
+	require.NoErrorf(t, s.RevokeAPIKey(t.Context(), projA, k.ID, base.Add(time.Hour)), "RevokeAPIKey(%q)", k.ID)
 	err := s.TouchAPIKey(t.Context(), projA, k.ID, base.Add(2*time.Hour))
 	if err != nil {
-		wantErr(t, err, store.ErrConflict, "TouchAPIKey of a revoked key")
+		require.ErrorIsf(t, err, store.ErrConflict, "TouchAPIKey of a revoked key")
 	}
 	wantTime(t, base.Add(time.Hour), mustGetAPIKey(t, s, projA, k.ID).RevokedAt, "RevokedAt after touching a revoked key")
 }
@@ -243,11 +243,11 @@ func testAPIKeyOtherProject(t *testing.T, s store.Store) {
 	mustProject(t, s, projB)
 	k := mustAPIKey(t, s, projA, "key_a", base)
 	_, err := s.GetAPIKey(t.Context(), projB, k.ID)
-	wantErr(t, err, store.ErrNotFound, "GetAPIKey(%q, %q) of project %q's key", projB, k.ID, projA)
-	wantErr(t, s.RevokeAPIKey(t.Context(), projB, k.ID, base), store.ErrNotFound, "RevokeAPIKey(%q, %q) of project %q's key", projB, k.ID, projA)
-	wantErr(t, s.TouchAPIKey(t.Context(), projB, k.ID, base), store.ErrNotFound, "TouchAPIKey(%q, %q) of project %q's key", projB, k.ID, projA)
+	require.ErrorIsf(t, err, store.ErrNotFound, "GetAPIKey(%q, %q) of project %q's key", projB, k.ID, projA)
+	require.ErrorIsf(t, s.RevokeAPIKey(t.Context(), projB, k.ID, base), store.ErrNotFound, "RevokeAPIKey(%q, %q) of project %q's key", projB, k.ID, projA)
+	require.ErrorIsf(t, s.TouchAPIKey(t.Context(), projB, k.ID, base), store.ErrNotFound, "TouchAPIKey(%q, %q) of project %q's key", projB, k.ID, projA)
 	keys, err := s.ListAPIKeys(t.Context(), projB)
-	noErr(t, err, "ListAPIKeys(%q)", projB)
+	require.NoErrorf(t, err, "ListAPIKeys(%q)", projB)
 	require.Empty(t, keys, "ListAPIKeys of project B lists project A's key")
 	wantAPIKey(t, k, mustGetAPIKey(t, s, projA, k.ID), "project A's key after project B's calls")
 }

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -24,10 +23,16 @@ func concurrencyGroups() []group {
 			{"SuccessiveRounds", testConcRefreshRounds},
 			{"ManyFamilies", testConcRefreshManyFamilies},
 			{"ConcurrentReplay", testConcRefreshReplay},
+			{"RevokeRacesRotate", func(t *testing.T, s store.Store) { raceRevokeRotate(t, []store.Store{s}) }},
 		}},
 		{"Users", []testCase{
 			{"SameEmail", testConcUsersSameEmail},
 			{"DistinctEmails", testConcUsersDistinctEmails},
+			{"DisableRacesSessions", func(t *testing.T, s store.Store) { raceDisableSessions(t, []store.Store{s}) }},
+		}},
+		{"Revocations", []testCase{
+			{"AllOnceReaderMissesNone", func(t *testing.T, s store.Store) { raceFeed(t, []store.Store{s}) }},
+			{"AtomicWithRecord", func(t *testing.T, s store.Store) { raceFeedAtomic(t, []store.Store{s}) }},
 		}},
 		{"Projects", []testCase{
 			{"SameID", testConcProjectsSameID},
@@ -87,16 +92,12 @@ func checkOneSuccessor(t *testing.T, rs []rotation, gen int64) store.RefreshFami
 	t.Helper()
 	var winners []int
 	for i, r := range rs {
-		if r.err != nil {
-			t.Fatalf("RotateRefresh(gen %d) in goroutine %d of %d = %v, want a rotation or a reuse (all within the window)", gen, i, len(rs), r.err)
-		}
+		require.NoErrorf(t, r.err, "RotateRefresh(gen %d) in goroutine %d of %d, want a rotation or a reuse (all within the window)", gen, i, len(rs))
 		if !r.r.Reused {
 			winners = append(winners, i)
 		}
 	}
-	if len(winners) != 1 {
-		t.Fatalf("%d concurrent RotateRefresh(gen %d): %d calls rotated (Reused false), want exactly 1", len(rs), gen, len(winners))
-	}
+	require.Lenf(t, winners, 1, "%d concurrent RotateRefresh(gen %d): calls that rotated (Reused false), want exactly 1", len(rs), gen)
 	win := rs[winners[0]].r.Family
 	require.Equal(t, gen+1, win.Generation, "the winner's generation")
 	for i, r := range rs {
@@ -127,15 +128,12 @@ func testConcRefreshWindowZero(t *testing.T, s store.Store) {
 	})
 	wins := 0
 	for i, r := range rs {
-		switch {
-		case r.err == nil && !r.r.Reused:
+		if r.err == nil {
+			require.Falsef(t, r.r.Reused, "RotateRefresh in goroutine %d with ReuseWindow 0 = Reused, want a replay", i)
 			wins++
-		case r.err == nil:
-			t.Fatalf("RotateRefresh in goroutine %d with ReuseWindow 0 = Reused, want a replay", i)
-		case errors.Is(r.err, store.ErrReplayed), errors.Is(r.err, store.ErrRevoked):
-		default:
-			t.Fatalf("RotateRefresh in goroutine %d = %v, want success, ErrReplayed or ErrRevoked", i, r.err)
+			continue
 		}
+		wantErrAny(t, r.err, []error{store.ErrReplayed, store.ErrRevoked}, "RotateRefresh in goroutine %d with ReuseWindow 0", i)
 	}
 	require.Equal(t, 1, wins, "calls that rotated")
 	got := mustGetFamily(t, s, projA, f.ID)
@@ -163,7 +161,7 @@ func testConcRefreshManyFamilies(t *testing.T, s store.Store) {
 	fams := make([]store.RefreshFamily, 16)
 	for i := range fams {
 		fams[i] = newFamily(projA, u.ID, base, 30*24*time.Hour)
-		noErr(t, s.CreateRefreshFamily(t.Context(), fams[i]), "CreateRefreshFamily")
+		require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), fams[i]), "CreateRefreshFamily")
 	}
 	errs := make([]error, len(fams))
 	race(len(fams), func(i int) {
@@ -179,7 +177,7 @@ func testConcRefreshManyFamilies(t *testing.T, s store.Store) {
 		}
 	})
 	for i, err := range errs {
-		noErr(t, err, "RotateRefresh of family %d", i)
+		require.NoErrorf(t, err, "RotateRefresh of family %d", i)
 		require.EqualValues(t, 10, mustGetFamily(t, s, projA, fams[i].ID).Generation)
 	}
 }
@@ -200,20 +198,16 @@ func testConcUsersSameEmail(t *testing.T, s store.Store) {
 	race(len(users), func(i int) { errs[i] = s.CreateUser(t.Context(), users[i]) })
 	winner := -1
 	for i, err := range errs {
-		switch {
-		case err == nil:
-			if winner >= 0 {
-				t.Fatalf("CreateUser(%q) succeeded in goroutines %d and %d, want exactly one", users[i].Email, winner, i)
-			}
+		if err == nil {
+			require.Equalf(t, -1, winner, "CreateUser(%q) succeeded in goroutines %d and %d, want exactly one", users[i].Email, winner, i)
 			winner = i
-		case errors.Is(err, store.ErrConflict):
-		default:
-			t.Fatalf("CreateUser(%q) in goroutine %d = %v, want nil or ErrConflict", users[i].Email, i, err)
+			continue
 		}
+		require.ErrorIsf(t, err, store.ErrConflict, "CreateUser(%q) in goroutine %d", users[i].Email, i)
 	}
 	require.GreaterOrEqual(t, winner, 0, "no CreateUser succeeded")
 	got, err := s.GetUserByEmail(t.Context(), projA, "Race@Example.com")
-	noErr(t, err, "GetUserByEmail")
+	require.NoErrorf(t, err, "GetUserByEmail")
 	require.Equal(t, users[winner].ID, got.ID, "the user stored is the one whose create succeeded")
 }
 
@@ -227,9 +221,9 @@ func testConcUsersDistinctEmails(t *testing.T, s store.Store) {
 	}
 	race(len(users), func(i int) { errs[i] = s.CreateUser(t.Context(), users[i]) })
 	for i, err := range errs {
-		noErr(t, err, "CreateUser(%q) concurrently with others", users[i].Email)
+		require.NoErrorf(t, err, "CreateUser(%q) concurrently with others", users[i].Email)
 		got, err := s.GetUserByEmail(t.Context(), projA, users[i].Email)
-		noErr(t, err, "GetUserByEmail(%q)", users[i].Email)
+		require.NoErrorf(t, err, "GetUserByEmail(%q)", users[i].Email)
 		require.Equal(t, users[i].ID, got.ID)
 	}
 }
@@ -246,11 +240,11 @@ func testConcProjectsSameID(t *testing.T, s store.Store) {
 			ok++
 			continue
 		}
-		wantErr(t, err, store.ErrConflict, "CreateProject(contested) in goroutine %d", i)
+		require.ErrorIsf(t, err, store.ErrConflict, "CreateProject(contested) in goroutine %d", i)
 	}
 	require.Equal(t, 1, ok, "creates that succeeded")
 	ps, err := s.ListProjects(t.Context())
-	noErr(t, err, "ListProjects")
+	require.NoErrorf(t, err, "ListProjects")
 	require.Len(t, ps, 1)
 }
 
@@ -283,7 +277,7 @@ func testConcContactsCreateOrder(t *testing.T, s store.Store) {
 	byID := map[string]store.Contact{}
 	for _, rs := range recs {
 		for _, r := range rs {
-			noErr(t, r.err, "concurrent CreateContact(%q)", r.in.ID)
+			require.NoErrorf(t, r.err, "concurrent CreateContact(%q)", r.in.ID)
 			require.Falsef(t, r.got.CreatedAt.Before(store.Truncate(r.in.CreatedAt)), "CreateContact(%q) lowered CreatedAt", r.in.ID)
 			all = append(all, r)
 			byID[r.got.ID] = r.got
@@ -291,8 +285,8 @@ func testConcContactsCreateOrder(t *testing.T, s store.Store) {
 	}
 	for _, x := range all {
 		for _, y := range all {
-			if x.end < y.start && !contactLess(x.got, y.got) {
-				t.Fatalf("CreateContact(%q) returned (%s) before CreateContact(%q) began, yet the latter was stored at (%s, %q), not after (%s, %q)",
+			if x.end < y.start {
+				require.Truef(t, contactLess(x.got, y.got), "CreateContact(%q) returned (%s) before CreateContact(%q) began, yet the latter was stored at (%s, %q), not after (%s, %q)",
 					x.in.ID, x.got.CreatedAt.Format(time.RFC3339Nano), y.in.ID,
 					y.got.CreatedAt.Format(time.RFC3339Nano), y.got.ID, x.got.CreatedAt.Format(time.RFC3339Nano), x.got.ID)
 			}
@@ -337,7 +331,7 @@ func testConcContactsPageWhileInserting(t *testing.T, s store.Store) {
 	seen := walk(t, s, projA, 7, func(int, store.Contact) { time.Sleep(time.Millisecond) })
 	wg.Wait()
 	for g, err := range errs {
-		noErr(t, err, "CreateContact by writer %d", g)
+		require.NoErrorf(t, err, "CreateContact by writer %d", g)
 	}
 	require.GreaterOrEqual(t, len(seen), len(existing))
 	wantContacts(t, existing, seen[:len(existing)], "the contacts that existed come first, all of them")
@@ -369,7 +363,7 @@ func testConcContactsBulkAndSingle(t *testing.T, s store.Store) {
 		}
 	})
 	for g, err := range errs {
-		noErr(t, err, "worker %d", g)
+		require.NoErrorf(t, err, "worker %d", g)
 	}
 	all := listAll(t, s, projA)
 	require.Len(t, all, 3*100+3*20)
@@ -386,7 +380,7 @@ func testConcAPIKeysTouch(t *testing.T, s store.Store) {
 		errs[i] = s.TouchAPIKey(t.Context(), projA, k.ID, at)
 	})
 	for i, err := range errs {
-		noErr(t, err, "TouchAPIKey in goroutine %d", i)
+		require.NoErrorf(t, err, "TouchAPIKey in goroutine %d", i)
 	}
 	wantTime(t, base.Add(49*time.Second), mustGetAPIKey(t, s, projA, k.ID).LastUsedAt, "LastUsedAt after concurrent touches")
 }
@@ -400,7 +394,7 @@ func testConcAPIKeysRevoke(t *testing.T, s store.Store) {
 		errs[i] = s.RevokeAPIKey(t.Context(), projA, k.ID, base.Add(time.Duration(i+1)*time.Second))
 	})
 	for i, err := range errs {
-		noErr(t, err, "RevokeAPIKey in goroutine %d", i)
+		require.NoErrorf(t, err, "RevokeAPIKey in goroutine %d", i)
 	}
 	got := mustGetAPIKey(t, s, projA, k.ID)
 	require.True(t, got.Revoked())
@@ -419,11 +413,9 @@ func testConcThrottleAddFailure(t *testing.T, s store.Store) {
 	})
 	seen := make([]bool, n+1)
 	for i := range n {
-		noErr(t, errs[i], "AddFailure in goroutine %d", i)
+		require.NoErrorf(t, errs[i], "AddFailure in goroutine %d", i)
 		c := counts[i]
-		if c < 1 || c > n || seen[c] {
-			t.Fatalf("AddFailure counts = %v, want each of 1..%d exactly once", counts, n)
-		}
+		require.Truef(t, c >= 1 && c <= n && !seen[c], "AddFailure counts = %v, want each of 1..%d exactly once", counts, n)
 		seen[c] = true
 	}
 	got, _ := failures(t, s, "login:race", base.Add(time.Second), time.Hour)
@@ -450,16 +442,14 @@ func testConcContactsOverlappingBatches(t *testing.T, s store.Store) {
 			winner = g
 			continue
 		}
-		wantErr(t, err, store.ErrConflict, "CreateContacts by worker %d (id ct_shared taken)", g)
+		require.ErrorIsf(t, err, store.ErrConflict, "CreateContacts by worker %d (id ct_shared taken)", g)
 	}
 	require.GreaterOrEqual(t, winner, 0, "no batch succeeded")
 	all := listAll(t, s, projA)
 	require.Len(t, all, 31, "contacts after racing batches: one whole batch")
 	prefix := fmt.Sprintf("ct_w%d_", winner)
 	for _, c := range all {
-		if c.ID != "ct_shared" && !strings.HasPrefix(c.ID, prefix) {
-			t.Fatalf("contact %q of a failed batch was inserted (winner: worker %d)", c.ID, winner)
-		}
+		require.Truef(t, c.ID == "ct_shared" || strings.HasPrefix(c.ID, prefix), "contact %q of a failed batch was inserted (winner: worker %d)", c.ID, winner)
 	}
 }
 
@@ -474,9 +464,6 @@ func testConcRefreshReplay(t *testing.T, s store.Store) {
 		return rotateParams(late.Add(time.Duration(i) * time.Second))
 	})
 	for i, r := range rs {
-		if r.err == nil {
-			t.Fatalf("RotateRefresh(gen 0) after the window in goroutine %d succeeded (Reused %v), want ErrReplayed or ErrRevoked", i, r.r.Reused)
-		}
 		wantErrAny(t, r.err, []error{store.ErrReplayed, store.ErrRevoked}, "RotateRefresh(gen 0) after the window in goroutine %d", i)
 	}
 	got := mustGetFamily(t, s, projA, f.ID)
@@ -484,5 +471,5 @@ func testConcRefreshReplay(t *testing.T, s store.Store) {
 	require.Truef(t, d >= 0 && d < 20*time.Second && d%time.Second == 0,
 		"RevokedAt = %s, want one of the times presented", got.RevokedAt.Format(time.RFC3339Nano))
 	_, err := s.RotateRefresh(t.Context(), projA, f.ID, 1, rotateParams(late.Add(time.Minute)))
-	wantErr(t, err, store.ErrRevoked, "RotateRefresh(gen 1) after concurrent replays")
+	require.ErrorIsf(t, err, store.ErrRevoked, "RotateRefresh(gen 1) after concurrent replays")
 }

@@ -63,7 +63,7 @@ func (tr *contactTracker) create(t *testing.T, id string, at time.Time) store.Co
 	t.Helper()
 	in := newContact(tr.project, id, at)
 	got, err := tr.s.CreateContact(t.Context(), in)
-	noErr(t, err, "CreateContact(%q, %q, %s)", tr.project, id, at.Format(time.RFC3339Nano))
+	require.NoErrorf(t, err, "CreateContact(%q, %q, %s)", tr.project, id, at.Format(time.RFC3339Nano))
 	what := fmt.Sprintf("CreateContact(%q, %q, %s)", tr.project, id, at.Format(time.RFC3339Nano))
 	require.Equalf(t, id, got.ID, "%s: ID", what)
 	require.Equalf(t, tr.project, got.ProjectID, "%s: ProjectID", what)
@@ -87,29 +87,21 @@ func (tr *contactTracker) note(c store.Contact) {
 // newest position before it.
 func checkRaised(t *testing.T, what string, want, got, top store.Contact, hasTop bool) {
 	t.Helper()
-	if !got.CreatedAt.Equal(store.Truncate(got.CreatedAt)) {
-		t.Fatalf("%s: CreatedAt = %s, finer than microseconds", what, got.CreatedAt.Format(time.RFC3339Nano))
-	}
-	if got.CreatedAt.Before(want.CreatedAt) {
-		t.Fatalf("%s: CreatedAt = %s, earlier than the truncated input %s; it may only be raised",
-			what, got.CreatedAt.Format(time.RFC3339Nano), want.CreatedAt.Format(time.RFC3339Nano))
-	}
+	require.Truef(t, got.CreatedAt.Equal(store.Truncate(got.CreatedAt)), "%s: CreatedAt = %s, finer than microseconds",
+		what, got.CreatedAt.Format(time.RFC3339Nano))
+	require.Falsef(t, got.CreatedAt.Before(want.CreatedAt), "%s: CreatedAt = %s, earlier than the truncated input %s; it may only be raised",
+		what, got.CreatedAt.Format(time.RFC3339Nano), want.CreatedAt.Format(time.RFC3339Nano))
 	if !hasTop || contactLess(top, want) {
-		if !got.CreatedAt.Equal(want.CreatedAt) {
-			t.Fatalf("%s: CreatedAt = %s, want %s: it already sorts after every contact of the project, so it is not raised",
-				what, got.CreatedAt.Format(time.RFC3339Nano), want.CreatedAt.Format(time.RFC3339Nano))
-		}
+		require.Truef(t, got.CreatedAt.Equal(want.CreatedAt), "%s: CreatedAt = %s, want %s: it already sorts after every contact of the project, so it is not raised",
+			what, got.CreatedAt.Format(time.RFC3339Nano), want.CreatedAt.Format(time.RFC3339Nano))
 		return
 	}
-	if !contactLess(top, got) {
-		t.Fatalf("%s: stored at (%s, %q), which does not sort after the project's newest contact (%s, %q)",
-			what, got.CreatedAt.Format(time.RFC3339Nano), got.ID, top.CreatedAt.Format(time.RFC3339Nano), top.ID)
-	}
-	if limit := top.CreatedAt.Add(time.Microsecond); got.CreatedAt.After(limit) {
-		t.Fatalf("%s: CreatedAt raised to %s, want at most %s (raised only as far as needed to sort after (%s, %q))",
-			what, got.CreatedAt.Format(time.RFC3339Nano), limit.Format(time.RFC3339Nano),
-			top.CreatedAt.Format(time.RFC3339Nano), top.ID)
-	}
+	require.Truef(t, contactLess(top, got), "%s: stored at (%s, %q), which does not sort after the project's newest contact (%s, %q)",
+		what, got.CreatedAt.Format(time.RFC3339Nano), got.ID, top.CreatedAt.Format(time.RFC3339Nano), top.ID)
+	limit := top.CreatedAt.Add(time.Microsecond)
+	require.Falsef(t, got.CreatedAt.After(limit), "%s: CreatedAt raised to %s, want at most %s (raised only as far as needed to sort after (%s, %q))",
+		what, got.CreatedAt.Format(time.RFC3339Nano), limit.Format(time.RFC3339Nano),
+		top.CreatedAt.Format(time.RFC3339Nano), top.ID)
 }
 
 // listAll returns the project's whole list in one walk with the largest
@@ -125,7 +117,7 @@ func testContactCreateReturnsStored(t *testing.T, s store.Store) {
 	mustProject(t, s, projA)
 	in := store.Contact{ID: "ct_first", ProjectID: projA, Name: "Ada Lovelace — ünïcödé", CreatedAt: base.In(elsewhere)}
 	got, err := s.CreateContact(t.Context(), in)
-	noErr(t, err, "CreateContact(%q)", in.ID)
+	require.NoErrorf(t, err, "CreateContact(%q)", in.ID)
 	require.Equal(t, in.ID, got.ID)
 	require.Equal(t, projA, got.ProjectID)
 	require.Equal(t, in.Name, got.Name)
@@ -231,7 +223,7 @@ func testContactByteOrder(t *testing.T, s store.Store) {
 	for i, id := range shuffled {
 		batch[i] = newContact(projC, id, at)
 	}
-	noErr(t, s.CreateContacts(t.Context(), projC, batch), "CreateContacts(%q, %d shuffled)", projC, len(batch))
+	require.NoErrorf(t, s.CreateContacts(t.Context(), projC, batch), "CreateContacts(%q, %d shuffled)", projC, len(batch))
 	got = listAll(t, s, projC)
 	require.ElementsMatch(t, orderedC, contactIDs(got), "ids listed after a shuffled batch")
 	if got[0].CreatedAt.Equal(got[len(got)-1].CreatedAt) {
@@ -255,7 +247,7 @@ func testContactSharedTimestampPages(t *testing.T, s store.Store) {
 	for _, id := range ids {
 		batch = append(batch, newContact(projA, id, at))
 	}
-	noErr(t, s.CreateContacts(t.Context(), projA, batch), "CreateContacts(%q, 60 at one time)", projA)
+	require.NoErrorf(t, s.CreateContacts(t.Context(), projA, batch), "CreateContacts(%q, 60 at one time)", projA)
 	// A few one by one at the same time, after the batch.
 	tr := newTracker(s, projA)
 	all := listAll(t, s, projA)
@@ -380,7 +372,7 @@ func testContactMaxLimit(t *testing.T, s store.Store) {
 	for i := range batch {
 		batch[i] = newContact(projA, fmt.Sprintf("ct_%03d", i), base.Add(time.Duration(i)*time.Microsecond))
 	}
-	noErr(t, s.CreateContacts(t.Context(), projA, batch), "CreateContacts(%q, 150)", projA)
+	require.NoErrorf(t, s.CreateContacts(t.Context(), projA, batch), "CreateContacts(%q, 150)", projA)
 	page := listPage(t, s, projA, paginate.Request{Limit: paginate.MaxLimit})
 	require.Len(t, page.Items, paginate.MaxLimit)
 	require.True(t, page.HasMore, "HasMore of the first page of 150 with limit 100")
@@ -444,7 +436,7 @@ func testContactOtherProject(t *testing.T, s store.Store) {
 	wantContacts(t, trB.created[4:], page.Items, "project B listed after a cursor of project A")
 
 	// Deleting or re-creating another project's contact is a missing row.
-	wantErr(t, s.DeleteContact(t.Context(), projB, "ct_a0"), store.ErrNotFound, "DeleteContact(%q, %q) of project A's contact", projB, "ct_a0")
+	require.ErrorIsf(t, s.DeleteContact(t.Context(), projB, "ct_a0"), store.ErrNotFound, "DeleteContact(%q, %q) of project A's contact", projB, "ct_a0")
 	wantContacts(t, trA.created, listAll(t, s, projA), "project A after B's delete attempt")
 }
 
@@ -473,15 +465,15 @@ func testContactDelete(t *testing.T, s store.Store) {
 	for i := range 5 {
 		tr.create(t, fmt.Sprintf("ct_%d", i), base.Add(time.Duration(i)*time.Second))
 	}
-	noErr(t, s.DeleteContact(t.Context(), projA, "ct_2"), "DeleteContact(%q, %q)", projA, "ct_2")
+	require.NoErrorf(t, s.DeleteContact(t.Context(), projA, "ct_2"), "DeleteContact(%q, %q)", projA, "ct_2")
 	c := tr.created
 	wantContacts(t, []store.Contact{c[0], c[1], c[3], c[4]}, listAll(t, s, projA), "ListContacts after a delete")
-	wantErr(t, s.DeleteContact(t.Context(), projA, "ct_2"), store.ErrNotFound, "second DeleteContact(%q, %q)", projA, "ct_2")
-	wantErr(t, s.DeleteContact(t.Context(), projA, "ct_9"), store.ErrNotFound, "DeleteContact(%q, %q) of a missing contact", projA, "ct_9")
-	wantErr(t, s.DeleteContact(t.Context(), projA, "CT_1"), store.ErrNotFound, "DeleteContact(%q, %q): ids are case-sensitive", projA, "CT_1")
-	wantErr(t, s.DeleteContact(t.Context(), "no-such-project", "ct_1"), store.ErrNotFound, "DeleteContact in an unknown project")
-	wantErr(t, s.DeleteContact(t.Context(), projA, ""), store.ErrInvalid, "DeleteContact(%q, \"\")", projA)
-	wantErr(t, s.DeleteContact(t.Context(), "Bad!", "ct_1"), store.ErrInvalid, "DeleteContact(%q, %q)", "Bad!", "ct_1")
+	require.ErrorIsf(t, s.DeleteContact(t.Context(), projA, "ct_2"), store.ErrNotFound, "second DeleteContact(%q, %q)", projA, "ct_2")
+	require.ErrorIsf(t, s.DeleteContact(t.Context(), projA, "ct_9"), store.ErrNotFound, "DeleteContact(%q, %q) of a missing contact", projA, "ct_9")
+	require.ErrorIsf(t, s.DeleteContact(t.Context(), projA, "CT_1"), store.ErrNotFound, "DeleteContact(%q, %q): ids are case-sensitive", projA, "CT_1")
+	require.ErrorIsf(t, s.DeleteContact(t.Context(), "no-such-project", "ct_1"), store.ErrNotFound, "DeleteContact in an unknown project")
+	require.ErrorIsf(t, s.DeleteContact(t.Context(), projA, ""), store.ErrInvalid, "DeleteContact(%q, \"\")", projA)
+	require.ErrorIsf(t, s.DeleteContact(t.Context(), "Bad!", "ct_1"), store.ErrInvalid, "DeleteContact(%q, %q)", "Bad!", "ct_1")
 	wantContacts(t, []store.Contact{c[0], c[1], c[3], c[4]}, listAll(t, s, projA), "ListContacts after failed deletes")
 
 	// A deleted contact's id is free again; the new contact sorts after
@@ -503,14 +495,14 @@ func testContactDeletedCursor(t *testing.T, s store.Store) {
 	page := listPage(t, s, projA, paginate.Request{Limit: 3})
 	wantContacts(t, c[:3], page.Items, "first page")
 	cur := cursorOf(t, page.Items[2])
-	noErr(t, s.DeleteContact(t.Context(), projA, "ct_c"), "DeleteContact(ct_c), the cursor's item")
+	require.NoErrorf(t, s.DeleteContact(t.Context(), projA, "ct_c"), "DeleteContact(ct_c), the cursor's item")
 	page = listPage(t, s, projA, paginate.Request{Limit: 3, After: cur})
 	wantContacts(t, c[3:6], page.Items, "page after the deleted cursor item")
 	require.True(t, page.HasMore)
 	// Delete the cursor item and the one after it.
 	cur = cursorOf(t, page.Items[2])
-	noErr(t, s.DeleteContact(t.Context(), projA, "ct_f"), "DeleteContact(ct_f)")
-	noErr(t, s.DeleteContact(t.Context(), projA, "ct_g"), "DeleteContact(ct_g)")
+	require.NoErrorf(t, s.DeleteContact(t.Context(), projA, "ct_f"), "DeleteContact(ct_f)")
+	require.NoErrorf(t, s.DeleteContact(t.Context(), projA, "ct_g"), "DeleteContact(ct_g)")
 	page = listPage(t, s, projA, paginate.Request{Limit: 3, After: cur})
 	wantContacts(t, nil, page.Items, "page after a deleted tail")
 	require.False(t, page.HasMore)
@@ -518,7 +510,7 @@ func testContactDeletedCursor(t *testing.T, s store.Store) {
 
 // A contact added after the project's newest contact was deleted still
 // sorts after that contact's position, so a client holding a cursor naming
-// the deleted contact sees it (SPEC: added contacts are never skipped; a
+// the deleted contact sees it (the contract: added contacts are never skipped; a
 // cursor stays valid when its item is deleted).
 func testContactInsertAfterDeletedTail(t *testing.T, s store.Store) {
 	mustProject(t, s, projA)
@@ -531,8 +523,8 @@ func testContactInsertAfterDeletedTail(t *testing.T, s store.Store) {
 	require.True(t, page.HasMore)
 	cur := cursorOf(t, page.Items[2]) // ct_2 at base+2h
 	// The rest of the list goes away, including the cursor item.
-	noErr(t, s.DeleteContact(t.Context(), projA, "ct_2"), "DeleteContact(ct_2)")
-	noErr(t, s.DeleteContact(t.Context(), projA, "ct_3"), "DeleteContact(ct_3)")
+	require.NoErrorf(t, s.DeleteContact(t.Context(), projA, "ct_2"), "DeleteContact(ct_2)")
+	require.NoErrorf(t, s.DeleteContact(t.Context(), projA, "ct_3"), "DeleteContact(ct_3)")
 	// A contact given a time before the cursor is added (tracker: the
 	// project's newest position is still ct_3's).
 	x := tr.create(t, "ct_x", base.Add(30*time.Minute))
@@ -544,9 +536,9 @@ func testContactInsertAfterDeletedTail(t *testing.T, s store.Store) {
 	// given earlier times; a client holding the deleted tail's cursor sees
 	// the whole batch.
 	cur = cursorOf(t, x)
-	noErr(t, s.DeleteContact(t.Context(), projA, "ct_x"), "DeleteContact(ct_x)")
+	require.NoErrorf(t, s.DeleteContact(t.Context(), projA, "ct_x"), "DeleteContact(ct_x)")
 	batch := []store.Contact{newContact(projA, "ct_y1", base), newContact(projA, "ct_y2", base.Add(time.Minute))}
-	noErr(t, s.CreateContacts(t.Context(), projA, batch), "CreateContacts after deleting the tail")
+	require.NoErrorf(t, s.CreateContacts(t.Context(), projA, batch), "CreateContacts after deleting the tail")
 	page = listPage(t, s, projA, paginate.Request{Limit: 3, After: cur})
 	require.ElementsMatch(t, []string{"ct_y1", "ct_y2"}, contactIDs(page.Items), "the page after a deleted cursor, with a batch added since")
 }
@@ -559,17 +551,17 @@ func testContactCreateErrors(t *testing.T, s store.Store) {
 	orig := mustContact(t, s, projA, "ct_1", base)
 
 	_, err := s.CreateContact(t.Context(), newContact(projA, "", base))
-	wantErr(t, err, store.ErrInvalid, "CreateContact with an empty id")
+	require.ErrorIsf(t, err, store.ErrInvalid, "CreateContact with an empty id")
 	_, err = s.CreateContact(t.Context(), newContact("", "ct_2", base))
-	wantErr(t, err, store.ErrInvalid, "CreateContact in project \"\"")
+	require.ErrorIsf(t, err, store.ErrInvalid, "CreateContact in project \"\"")
 	_, err = s.CreateContact(t.Context(), newContact("NOT valid", "ct_2", base))
-	wantErr(t, err, store.ErrInvalid, "CreateContact in project %q", "NOT valid")
+	require.ErrorIsf(t, err, store.ErrInvalid, "CreateContact in project %q", "NOT valid")
 	_, err = s.CreateContact(t.Context(), newContact("no-such-project", "ct_2", base))
-	wantErr(t, err, store.ErrNotFound, "CreateContact in unknown project %q", "no-such-project")
+	require.ErrorIsf(t, err, store.ErrNotFound, "CreateContact in unknown project %q", "no-such-project")
 	dup := newContact(projA, "ct_1", base.Add(time.Hour))
 	dup.Name = "changed"
 	_, err = s.CreateContact(t.Context(), dup)
-	wantErr(t, err, store.ErrConflict, "CreateContact(%q) with an existing id", "ct_1")
+	require.ErrorIsf(t, err, store.ErrConflict, "CreateContact(%q) with an existing id", "ct_1")
 
 	wantContacts(t, []store.Contact{orig}, listAll(t, s, projA), "ListContacts after rejected creates")
 	mustProject(t, s, "no-such-project")
@@ -588,11 +580,11 @@ func testContactListInvalid(t *testing.T, s store.Store) {
 	mustContact(t, s, projA, "ct_1", base)
 	for _, p := range []string{"", "Proj A", "-x"} {
 		_, err := s.ListContacts(t.Context(), p, paginate.Request{Limit: 10})
-		wantErr(t, err, store.ErrInvalid, "ListContacts(%q)", p)
+		require.ErrorIsf(t, err, store.ErrInvalid, "ListContacts(%q)", p)
 	}
 	for _, limit := range []int{0, -1} {
 		_, err := s.ListContacts(t.Context(), projA, paginate.Request{Limit: limit})
-		wantErr(t, err, store.ErrInvalid, "ListContacts(%q, limit %d)", projA, limit)
+		require.ErrorIsf(t, err, store.ErrInvalid, "ListContacts(%q, limit %d)", projA, limit)
 	}
 }
 
@@ -600,8 +592,8 @@ func testContactListInvalid(t *testing.T, s store.Store) {
 // and the list pages as for one-by-one creates. An empty batch is a no-op.
 func testContactBulk(t *testing.T, s store.Store) {
 	mustProject(t, s, projA)
-	noErr(t, s.CreateContacts(t.Context(), projA, nil), "CreateContacts(%q, nil)", projA)
-	noErr(t, s.CreateContacts(t.Context(), projA, []store.Contact{}), "CreateContacts(%q, empty)", projA)
+	require.NoErrorf(t, s.CreateContacts(t.Context(), projA, nil), "CreateContacts(%q, nil)", projA)
+	require.NoErrorf(t, s.CreateContacts(t.Context(), projA, []store.Contact{}), "CreateContacts(%q, empty)", projA)
 	wantContacts(t, nil, listAll(t, s, projA), "ListContacts after empty batches")
 
 	tr := newTracker(s, projA)
@@ -612,7 +604,7 @@ func testContactBulk(t *testing.T, s store.Store) {
 		at := base.Add(time.Second + time.Duration(i/4)*time.Millisecond + time.Duration(i%4)*10*time.Nanosecond)
 		batch = append(batch, newContact(projA, fmt.Sprintf("ct_b%04d", i), at.In(elsewhere)))
 	}
-	noErr(t, s.CreateContacts(t.Context(), projA, batch), "CreateContacts(%q, 500)", projA)
+	require.NoErrorf(t, s.CreateContacts(t.Context(), projA, batch), "CreateContacts(%q, 500)", projA)
 	want := []store.Contact{first}
 	for _, c := range batch {
 		c.CreatedAt = store.Truncate(c.CreatedAt)
@@ -641,7 +633,7 @@ func testContactBulkEarlierTimes(t *testing.T, s store.Store) {
 		at := base.Add(time.Duration(i%5) * 30 * time.Minute) // earlier than ct_4, some shared
 		batch = append(batch, newContact(projA, store.NewID(store.PrefixContact), at))
 	}
-	noErr(t, s.CreateContacts(t.Context(), projA, batch), "CreateContacts(%q, 20 earlier)", projA)
+	require.NoErrorf(t, s.CreateContacts(t.Context(), projA, batch), "CreateContacts(%q, 20 earlier)", projA)
 	all := listAll(t, s, projA)
 	require.Len(t, all, 25)
 	wantContacts(t, existing, all[:5], "the contacts that existed come first")
@@ -654,10 +646,8 @@ func testContactBulkEarlierTimes(t *testing.T, s store.Store) {
 		require.Truef(t, ok, "ListContacts returned %q, which is not in the batch", got.ID)
 		delete(inBatch, got.ID)
 		require.Equal(t, in.Name, got.Name)
-		if !contactLess(top, got) {
-			t.Fatalf("batch contact %q stored at %s sorts before the project's newest contact %q at %s",
-				got.ID, got.CreatedAt.Format(time.RFC3339Nano), top.ID, top.CreatedAt.Format(time.RFC3339Nano))
-		}
+		require.Truef(t, contactLess(top, got), "batch contact %q stored at %s sorts before the project's newest contact %q at %s",
+			got.ID, got.CreatedAt.Format(time.RFC3339Nano), top.ID, top.CreatedAt.Format(time.RFC3339Nano))
 		require.Falsef(t, got.CreatedAt.Before(store.Truncate(in.CreatedAt)), "batch contact %q CreatedAt lowered", got.ID)
 	}
 	require.Empty(t, inBatch, "batch contacts missing from the list")
@@ -688,17 +678,17 @@ func testContactBulkAtomic(t *testing.T, s store.Store) {
 	}
 	for _, c := range cases {
 		err := s.CreateContacts(t.Context(), projA, c.cs)
-		wantErr(t, err, c.want, "CreateContacts(%q) with %s", projA, c.name)
+		require.ErrorIsf(t, err, c.want, "CreateContacts(%q) with %s", projA, c.name)
 		wantContacts(t, []store.Contact{orig}, listAll(t, s, projA), "ListContacts after a failed batch with "+c.name)
 	}
 	unknown := batch("ct_1", "ct_2")
 	for i := range unknown {
 		unknown[i].ProjectID = "no-such-project"
 	}
-	wantErr(t, s.CreateContacts(t.Context(), "no-such-project", unknown), store.ErrNotFound, "CreateContacts in an unknown project")
-	wantErr(t, s.CreateContacts(t.Context(), "Bad Project", batch("ct_1")), store.ErrInvalid, "CreateContacts(%q)", "Bad Project")
+	require.ErrorIsf(t, s.CreateContacts(t.Context(), "no-such-project", unknown), store.ErrNotFound, "CreateContacts in an unknown project")
+	require.ErrorIsf(t, s.CreateContacts(t.Context(), "Bad Project", batch("ct_1")), store.ErrInvalid, "CreateContacts(%q)", "Bad Project")
 
 	// The ids of failed batches are free.
-	noErr(t, s.CreateContacts(t.Context(), projA, batch("ct_1", "ct_2", "ct_3", "ct_4")), "CreateContacts after failed batches")
+	require.NoErrorf(t, s.CreateContacts(t.Context(), projA, batch("ct_1", "ct_2", "ct_3", "ct_4")), "CreateContacts after failed batches")
 	require.Len(t, listAll(t, s, projA), 5)
 }

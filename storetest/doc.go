@@ -6,9 +6,7 @@
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) store.Store {
 //			s, err := sqlite.Open(t.Context(), ":memory:", nil)
-//			if err != nil {
-//				t.Fatal(err)
-//			}
+//			require.NoError(t, err)
 //			t.Cleanup(func() { s.Close() })
 //			return s
 //		})
@@ -34,43 +32,97 @@
 // # Suites
 //
 //   - [Run] checks the contract of every method on one handle, grouped by
-//     area: Projects/..., Users/..., Contacts/..., APIKeys/...,
-//     SigningKeys/..., Refresh/..., Throttle/..., Store/... .
+//     area: Projects/..., Users/... (users, tags, ListUsers, DisableUser and
+//     EnableUser), Contacts/..., APIKeys/..., SigningKeys/..., Refresh/...
+//     (rotation, sessions' EndsAt, disabled users, pruning),
+//     Revocations/... (one feed item per revocation, the feed's order,
+//     paging and floor, pruning of session items), Audit/...,
+//     ConsoleSessions/..., Throttle/... (PruneThrottle included),
+//     Checks/... (every method refuses what a store.Check function refuses
+//     with ErrInvalid and changes nothing; values at the checks' edges
+//     round-trip), Store/..., and ChangeVersion/... for a store that offers
+//     [store.ChangeVersioner].
 //   - [RunConcurrency] checks the atomicity promises under contention: one
-//     successor per refresh generation, one winner per unique value, the
-//     contact ordering rule, monotonic updates.
+//     successor per refresh generation, a logout racing rotations leaves no
+//     usable successor, DisableUser racing session creates and rotations
+//     leaves no live session, concurrent revocations are each in the feed
+//     once and a reader paging the feed meanwhile misses none, a revoked
+//     record and its feed item are never seen apart, one winner
+//     per unique value, the contact ordering rule, monotonic updates.
 //   - [RunShared] checks that two handles on one database (two processes or
 //     two server instances in production) see each other's writes at once
-//     and enforce every rule as one.
+//     and enforce every rule as one: the feed and its floor, revocations
+//     seen by the other handle's reads, console sessions, and the races
+//     above split across the two handles.
+//
+// # One assertion style
+//
+// Every check is a call of testify's require package, the project's test
+// library, because a case is a sequence of steps that build on each other:
+// the first step that fails ends the case, and one style reads the same in
+// every file. Messages name the call and its arguments in the house form,
+// `GetUser(%q, %q)`, and testify adds what was got and what was wanted (for
+// require.ErrorIsf, the error and the sentinel it should match). The
+// helpers that compare domain values (wantUser, wantFamily, wantTime,
+// feedTracker.added, keysetList.page, ...) are compositions of require
+// calls, not a second style. Goroutines never call require (FailNow must
+// run on the test's goroutine): racing cases collect what each goroutine
+// got and check it after the race.
 //
 // # Conventions the suite pins
 //
 // Times go in with nanoseconds and in zones other than UTC, and must come
 // back in UTC, Equal to [store.Truncate] of what went in. Ids compare byte by
 // byte ("ct_B" sorts before "ct_a"); emails compare in [store.NormalizeEmail]
-// form; throttle keys compare exactly. Cases use only the public interface.
+// form; throttle keys, tags, audit actions and targets compare exactly.
+// Cases use only the public interface.
 //
 // Where package store's comments leave room, the suite takes the stricter
-// reading that SPEC.md supports:
+// reading that the wire contract (docs/contract.md) supports:
 //
-//   - The shared rule "empty ids, empty emails, invalid project ids ...
-//     return ErrInvalid" holds for reads too (GetUser(ctx, "", id),
-//     GetProject(ctx, "Bad"), ListContacts with an invalid project id), and
-//     an email that [store.NormalizeEmail] makes empty is empty.
-//   - A ListContacts limit below 1 is a malformed argument: ErrInvalid.
+//   - The shared rule "empty ids, empty emails, invalid project ids, zero
+//     times ... return ErrInvalid" holds for reads too (GetUser(ctx, "", id),
+//     GetProject(ctx, "Bad"), ListContacts with an invalid project id), for
+//     every lookup's row id (store.CheckKey, also for console sessions), and
+//     for every time a write is given: prunes, AddFailure and Failures' now,
+//     CreateProject's CreatedAt. An email that [store.NormalizeEmail] makes
+//     empty is empty. A page limit below 1 is ErrInvalid on every list.
 //   - CreateContact raises CreatedAt only if needed, and then no further
 //     than one microsecond past the position it must follow. That position
 //     is the newest the project has ever had, deleted contacts included, so
 //     that a client holding the cursor of a deleted contact still sees
 //     contacts added later ("never before its cursor").
-//   - A page with HasMore true is full (limit+1 look-ahead).
+//   - The revocation feed follows the same rule: an item's RevokedAt is the
+//     revocation time, raised only if needed and then no further than one
+//     microsecond past the newest position the project's feed has ever had,
+//     pruned items included ("once a reader has seen an item, every later
+//     item sorts after it"). The revoked record keeps the time given
+//     (APIKey.RevokedAt, SigningKey.RetiredAt, RefreshFamily.RevokedAt,
+//     User.DisabledAt); only the feed item is raised.
+//   - A page with HasMore true is full (limit+1 look-ahead), on every list.
 //   - RotateRefresh: the reuse window is inclusive (exactly ReuseWindow
 //     after the rotation is still a reuse); a p.Now slightly before the
 //     rotation (clock skew between instances) is within it; ReuseWindow 0
 //     refuses even a reuse at the same instant; the current generation is
 //     expired from ExpiresAt on; a negative gen, a TTL that is not positive
 //     and a negative window are ErrInvalid; a family's Generation must be 0
-//     at create, else ErrInvalid. A replay never moves an earlier RevokedAt.
+//     at create, else ErrInvalid. A replay never moves an earlier RevokedAt,
+//     and a replay presented to a revoked family adds no feed item. At or
+//     past EndsAt nothing is answered with a token: the current generation
+//     and its predecessor within the reuse window are both ErrExpired.
+//   - DisableUser revokes every session of the user that is not revoked,
+//     expired and ended ones included, at the time given, and adds only the
+//     RevokedUser item (none for the sessions). EnableUser adds nothing.
+//   - The prunes' "before" is strict: a record at exactly the time given is
+//     kept. PruneThrottle deletes a window that ended exactly at now.
+//   - ListUsers' email prefix is literal ("%", "_", "\" match themselves)
+//     and compared in NormalizeEmail form (so a prefix of white space lists
+//     every user).
+//   - The audit log keeps each entry's At as given: an entry appended after
+//     a newer one lists after it (older), unraised.
+//   - Deleting another project's console session succeeds, as deleting a
+//     missing one does, and leaves the session.
+//   - SetUserTags keeps a copy of the caller's tags.
 //   - (CreatedAt, ID) orders compare ids byte by byte for API keys and
 //     signing keys too.
 //
@@ -78,10 +130,16 @@
 // reused in another project (cases never do it), which CreatedAt a contact
 // of a batch gets relative to its batch-mates (only that the batch sorts
 // after what existed), whether an earlier generation presented to an
-// already revoked family answers ErrRevoked or ErrReplayed, whether
-// ListAPIKeys of an unknown project is empty or ErrNotFound, whether
-// touching a revoked API key succeeds or is ErrConflict (it must not change
-// RevokedAt), what a second revocation given an earlier time does, and what
-// CreateContacts does with a contact whose ProjectID differs from the one
-// given.
+// already revoked family answers ErrRevoked or ErrReplayed, whether a
+// disabled user's session refuses rotation with ErrRevoked or ErrDisabled
+// (after EnableUser it is ErrRevoked), whether ListAPIKeys of an unknown
+// project is empty or ErrNotFound, whether touching a revoked API key
+// succeeds or is ErrConflict (it must not change RevokedAt), what a second
+// revocation given an earlier time does, what CreateContacts does with a
+// contact whose ProjectID differs from the one given, whether ListUsers
+// shows a user created with a CreatedAt before a client's cursor (users
+// have no raising rule; cases add later users only), whether
+// CreateConsoleSession checks that its user exists, and whether a lookup of
+// a console session id that is not a SHA-256 in hex is ErrInvalid or
+// ErrNotFound (cases use the empty id only).
 package storetest

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
 	"github.com/latchkey-dev/latchkey/storetest"
@@ -15,9 +17,7 @@ import (
 func openStore(t *testing.T, path string) store.Store {
 	t.Helper()
 	s, err := sqlite.Open(t.Context(), path, nil)
-	if err != nil {
-		t.Fatalf("sqlite.Open(%q) = %v", path, err)
-	}
+	require.NoErrorf(t, err, "sqlite.Open(%q)", path)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }

@@ -25,17 +25,17 @@ func projectCases() []testCase {
 // UTC, truncated to microseconds.
 func testProjectCreateGet(t *testing.T, s store.Store) {
 	in := store.Project{ID: "acme", CreatedAt: base.In(elsewhere)}
-	noErr(t, s.CreateProject(t.Context(), in), "CreateProject(%q)", in.ID)
+	require.NoErrorf(t, s.CreateProject(t.Context(), in), "CreateProject(%q)", in.ID)
 	got, err := s.GetProject(t.Context(), "acme")
-	noErr(t, err, "GetProject(%q)", "acme")
+	require.NoErrorf(t, err, "GetProject(%q)", "acme")
 	require.Equal(t, "acme", got.ID)
 	wantTime(t, base, got.CreatedAt, "GetProject(%q).CreatedAt", "acme")
 
 	// Slugs at the edges of the pattern are valid.
 	for _, id := range []string{"0", "a-", "x" + strings.Repeat("-", 62), strings.Repeat("z9", 31) + "a", store.DefaultProject} {
-		noErr(t, s.CreateProject(t.Context(), store.Project{ID: id, CreatedAt: base}), "CreateProject(%q)", id)
+		require.NoErrorf(t, s.CreateProject(t.Context(), store.Project{ID: id, CreatedAt: base}), "CreateProject(%q)", id)
 		got, err := s.GetProject(t.Context(), id)
-		noErr(t, err, "GetProject(%q)", id)
+		require.NoErrorf(t, err, "GetProject(%q)", id)
 		require.Equal(t, id, got.ID)
 	}
 }
@@ -43,10 +43,10 @@ func testProjectCreateGet(t *testing.T, s store.Store) {
 // A fresh store has no projects; Open does not create the default project.
 func testProjectEmptyStore(t *testing.T, s store.Store) {
 	ps, err := s.ListProjects(t.Context())
-	noErr(t, err, "ListProjects()")
+	require.NoErrorf(t, err, "ListProjects()")
 	require.Emptyf(t, ps, "ListProjects() of a fresh store = %v, want no projects (the factory must return an empty store)", ps)
 	_, err = s.GetProject(t.Context(), store.DefaultProject)
-	wantErr(t, err, store.ErrNotFound, "GetProject(%q) on a fresh store", store.DefaultProject)
+	require.ErrorIsf(t, err, store.ErrNotFound, "GetProject(%q) on a fresh store", store.DefaultProject)
 }
 
 // CreateProject returns ErrConflict when the id exists, and the first
@@ -54,12 +54,12 @@ func testProjectEmptyStore(t *testing.T, s store.Store) {
 func testProjectDuplicate(t *testing.T, s store.Store) {
 	mustProject(t, s, "acme")
 	err := s.CreateProject(t.Context(), store.Project{ID: "acme", CreatedAt: base.Add(time.Hour)})
-	wantErr(t, err, store.ErrConflict, "second CreateProject(%q)", "acme")
+	require.ErrorIsf(t, err, store.ErrConflict, "second CreateProject(%q)", "acme")
 	got, err := s.GetProject(t.Context(), "acme")
-	noErr(t, err, "GetProject(%q)", "acme")
+	require.NoErrorf(t, err, "GetProject(%q)", "acme")
 	wantTime(t, base, got.CreatedAt, "GetProject(%q).CreatedAt after a failed duplicate", "acme")
 	ps, err := s.ListProjects(t.Context())
-	noErr(t, err, "ListProjects()")
+	require.NoErrorf(t, err, "ListProjects()")
 	require.Len(t, ps, 1, "ListProjects() after a duplicate create")
 }
 
@@ -68,7 +68,7 @@ func testProjectUnknown(t *testing.T, s store.Store) {
 	mustProject(t, s, "acme")
 	for _, id := range []string{"acme2", "acm", "nope"} {
 		_, err := s.GetProject(t.Context(), id)
-		wantErr(t, err, store.ErrNotFound, "GetProject(%q)", id)
+		require.ErrorIsf(t, err, store.ErrNotFound, "GetProject(%q)", id)
 	}
 }
 
@@ -92,12 +92,12 @@ func testProjectInvalidID(t *testing.T, s store.Store) {
 	}
 	for _, id := range bad {
 		err := s.CreateProject(t.Context(), store.Project{ID: id, CreatedAt: base})
-		wantErr(t, err, store.ErrInvalid, "CreateProject(%q)", id)
+		require.ErrorIsf(t, err, store.ErrInvalid, "CreateProject(%q)", id)
 		_, err = s.GetProject(t.Context(), id)
-		wantErr(t, err, store.ErrInvalid, "GetProject(%q)", id)
+		require.ErrorIsf(t, err, store.ErrInvalid, "GetProject(%q)", id)
 	}
 	ps, err := s.ListProjects(t.Context())
-	noErr(t, err, "ListProjects()")
+	require.NoErrorf(t, err, "ListProjects()")
 	require.Emptyf(t, ps, "ListProjects() after only invalid creates = %v, want none", ps)
 }
 
@@ -106,10 +106,10 @@ func testProjectInvalidID(t *testing.T, s store.Store) {
 func testProjectListOrder(t *testing.T, s store.Store) {
 	ids := []string{"m", "a-b", "0x", "zeta", "a", "ab", "a0", "9"}
 	for i, id := range ids {
-		noErr(t, s.CreateProject(t.Context(), store.Project{ID: id, CreatedAt: base.Add(-time.Duration(i) * time.Minute)}), "CreateProject(%q)", id)
+		require.NoErrorf(t, s.CreateProject(t.Context(), store.Project{ID: id, CreatedAt: base.Add(-time.Duration(i) * time.Minute)}), "CreateProject(%q)", id)
 	}
 	ps, err := s.ListProjects(t.Context())
-	noErr(t, err, "ListProjects()")
+	require.NoErrorf(t, err, "ListProjects()")
 	got := make([]string, len(ps))
 	for i, p := range ps {
 		got[i] = p.ID

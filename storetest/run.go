@@ -3,6 +3,8 @@ package storetest
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -40,7 +42,11 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"APIKeys", apiKeyCases()},
 		{"SigningKeys", signingKeyCases()},
 		{"Refresh", refreshCases()},
+		{"Revocations", revocationCases()},
+		{"Audit", auditCases()},
+		{"ConsoleSessions", consoleSessionCases()},
 		{"Throttle", throttleCases()},
+		{"Checks", checkCases()},
 		{"Store", lifecycleCases()},
 	}
 	// The optional capabilities a store offers, probed once on a store of
@@ -81,9 +87,7 @@ func RunShared(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a, b := open(t)
-			if a == nil || b == nil {
-				t.Fatalf("open returned a nil store (a=%v, b=%v)", a, b)
-			}
+			require.Truef(t, a != nil && b != nil, "open returned a nil store (a=%v, b=%v)", a, b)
 			c.fn(t, a, b)
 		})
 	}
@@ -96,9 +100,7 @@ func runGroups(t *testing.T, newStore func(t *testing.T) store.Store, groups []g
 			for _, c := range g.cases {
 				t.Run(c.name, func(t *testing.T) {
 					s := newStore(t)
-					if s == nil {
-						t.Fatal("newStore returned a nil store")
-					}
+					require.NotNil(t, s, "newStore returned a nil store")
 					c.fn(t, s)
 				})
 			}

@@ -25,6 +25,15 @@ func sharedCases() []sharedCase {
 		{"Refresh/SplitRace", testSharedRefreshRace},
 		{"Throttle/CountsShared", testSharedThrottle},
 		{"Throttle/SplitRace", testSharedThrottleRace},
+		{"Revocations/VisibleToOther", testSharedRevocationsVisible},
+		{"Revocations/FloorAcrossHandles", testSharedFeedFloor},
+		{"Revocations/SplitRaceReaderMissesNone", func(t *testing.T, a, b store.Store) { raceFeed(t, []store.Store{a, b}) }},
+		{"Revocations/AtomicWithRecord", func(t *testing.T, a, b store.Store) { raceFeedAtomic(t, []store.Store{a, b}) }},
+		{"Users/DisableRacesSessions", func(t *testing.T, a, b store.Store) { raceDisableSessions(t, []store.Store{a, b}) }},
+		{"Users/TagsVisible", testSharedUserTags},
+		{"Refresh/RevokeRacesRotate", func(t *testing.T, a, b store.Store) { raceRevokeRotate(t, []store.Store{a, b}) }},
+		{"Audit/VisibleToOther", testSharedAudit},
+		{"ConsoleSessions/VisibleToOther", testSharedConsoleSessions},
 	}
 }
 
@@ -33,13 +42,13 @@ func sharedCases() []sharedCase {
 func testSharedProjects(t *testing.T, a, b store.Store) {
 	mustProject(t, a, projA)
 	got, err := b.GetProject(t.Context(), projA)
-	noErr(t, err, "b.GetProject(%q) after a.CreateProject", projA)
+	require.NoErrorf(t, err, "b.GetProject(%q) after a.CreateProject", projA)
 	require.Equal(t, projA, got.ID)
 	wantTime(t, base, got.CreatedAt, "b.GetProject(%q).CreatedAt", projA)
 	ps, err := b.ListProjects(t.Context())
-	noErr(t, err, "b.ListProjects()")
+	require.NoErrorf(t, err, "b.ListProjects()")
 	require.Len(t, ps, 1)
-	wantErr(t, b.CreateProject(t.Context(), store.Project{ID: projA, CreatedAt: base}), store.ErrConflict, "b.CreateProject(%q) after a.CreateProject", projA)
+	require.ErrorIsf(t, b.CreateProject(t.Context(), store.Project{ID: projA, CreatedAt: base}), store.ErrConflict, "b.CreateProject(%q) after a.CreateProject", projA)
 	// And a write in the new project through b works at once.
 	mustUser(t, b, projA, "first@example.com")
 }
@@ -50,16 +59,16 @@ func testSharedUsers(t *testing.T, a, b store.Store) {
 	mustProject(t, a, projA)
 	u := mustUser(t, a, projA, "Shared@Example.com")
 	got, err := b.GetUserByEmail(t.Context(), projA, "shared@example.COM")
-	noErr(t, err, "b.GetUserByEmail after a.CreateUser")
+	require.NoErrorf(t, err, "b.GetUserByEmail after a.CreateUser")
 	wantUser(t, u, got, "b.GetUserByEmail")
-	wantErr(t, b.CreateUser(t.Context(), newUser(projA, "SHARED@example.com")), store.ErrConflict, "b.CreateUser of an email a created")
+	require.ErrorIsf(t, b.CreateUser(t.Context(), newUser(projA, "SHARED@example.com")), store.ErrConflict, "b.CreateUser of an email a created")
 
 	// Read through a first, then change through b, then read through a.
 	_, err = a.GetUser(t.Context(), projA, u.ID)
-	noErr(t, err, "a.GetUser")
-	noErr(t, b.SetPasswordHash(t.Context(), projA, u.ID, "$2a$10$changedchangedchangedchangedchangedchangedchangedchang"), "b.SetPasswordHash")
+	require.NoErrorf(t, err, "a.GetUser")
+	require.NoErrorf(t, b.SetPasswordHash(t.Context(), projA, u.ID, "$2a$10$changedchangedchangedchangedchangedchangedchangedchang"), "b.SetPasswordHash")
 	got, err = a.GetUser(t.Context(), projA, u.ID)
-	noErr(t, err, "a.GetUser after b.SetPasswordHash")
+	require.NoErrorf(t, err, "a.GetUser after b.SetPasswordHash")
 	require.Equal(t, "$2a$10$changedchangedchangedchangedchangedchangedchangedchang", got.PasswordHash, "a sees b's password change")
 }
 
@@ -79,7 +88,7 @@ func testSharedUsersRace(t *testing.T, a, b store.Store) {
 			ok++
 			continue
 		}
-		wantErr(t, err, store.ErrConflict, "CreateUser through handle %d", i%2)
+		require.ErrorIsf(t, err, store.ErrConflict, "CreateUser through handle %d", i%2)
 	}
 	require.Equal(t, 1, ok, "creates that succeeded across two handles")
 }
@@ -102,11 +111,11 @@ func testSharedContacts(t *testing.T, a, b store.Store) {
 	wantContacts(t, want, listAll(t, b, projA), "b.ListContacts")
 
 	page := listPage(t, a, projA, paginate.Request{Limit: 3})
-	noErr(t, b.DeleteContact(t.Context(), projA, "ct_a3"), "b.DeleteContact(ct_a3)")
+	require.NoErrorf(t, b.DeleteContact(t.Context(), projA, "ct_a3"), "b.DeleteContact(ct_a3)")
 	page = listPage(t, b, projA, paginate.Request{Limit: 3, After: cursorOf(t, page.Items[2])})
 	wantContacts(t, []store.Contact{want[4], want[5]}, page.Items, "b's page after a's cursor, once b deleted ct_a3")
 	_, err := a.CreateContact(t.Context(), newContact(projA, "ct_b0", base))
-	wantErr(t, err, store.ErrConflict, "a.CreateContact of an id b created")
+	require.ErrorIsf(t, err, store.ErrConflict, "a.CreateContact of an id b created")
 }
 
 // A revocation made through one handle is seen by the other's next
@@ -119,7 +128,7 @@ func testSharedAPIKeyRevocation(t *testing.T, a, b store.Store) {
 		require.False(t, got.Revoked(), "b.GetAPIKey before revocation")
 	}
 	at := base.Add(time.Hour)
-	noErr(t, a.RevokeAPIKey(t.Context(), projA, k.ID, at), "a.RevokeAPIKey")
+	require.NoErrorf(t, a.RevokeAPIKey(t.Context(), projA, k.ID, at), "a.RevokeAPIKey")
 	got := mustGetAPIKey(t, b, projA, k.ID)
 	require.True(t, got.Revoked(), "b.GetAPIKey right after a.RevokeAPIKey: not revoked")
 	wantTime(t, at, got.RevokedAt, "b.GetAPIKey().RevokedAt")
@@ -127,16 +136,16 @@ func testSharedAPIKeyRevocation(t *testing.T, a, b store.Store) {
 	// The other way round, and listing.
 	k2 := mustAPIKey(t, b, projA, "key_shared2", base)
 	mustGetAPIKey(t, a, projA, k2.ID)
-	noErr(t, b.RevokeAPIKey(t.Context(), projA, k2.ID, at), "b.RevokeAPIKey")
+	require.NoErrorf(t, b.RevokeAPIKey(t.Context(), projA, k2.ID, at), "b.RevokeAPIKey")
 	require.True(t, mustGetAPIKey(t, a, projA, k2.ID).Revoked(), "a.GetAPIKey right after b.RevokeAPIKey")
 	keys, err := a.ListAPIKeys(t.Context(), projA)
-	noErr(t, err, "a.ListAPIKeys")
+	require.NoErrorf(t, err, "a.ListAPIKeys")
 	require.Len(t, keys, 2)
 	for _, k := range keys {
 		require.Truef(t, k.Revoked(), "a.ListAPIKeys: %q not revoked", k.ID)
 	}
 	// A second revocation through the other handle keeps the first time.
-	noErr(t, b.RevokeAPIKey(t.Context(), projA, k.ID, at.Add(time.Hour)), "b.RevokeAPIKey again")
+	require.NoErrorf(t, b.RevokeAPIKey(t.Context(), projA, k.ID, at.Add(time.Hour)), "b.RevokeAPIKey again")
 	wantTime(t, at, mustGetAPIKey(t, a, projA, k.ID).RevokedAt, "RevokedAt after revoking through both handles")
 }
 
@@ -144,10 +153,10 @@ func testSharedAPIKeyRevocation(t *testing.T, a, b store.Store) {
 func testSharedAPIKeyTouch(t *testing.T, a, b store.Store) {
 	mustProject(t, a, projA)
 	k := mustAPIKey(t, a, projA, "key_touch", base)
-	noErr(t, a.TouchAPIKey(t.Context(), projA, k.ID, base.Add(time.Minute)), "a.TouchAPIKey")
-	noErr(t, b.TouchAPIKey(t.Context(), projA, k.ID, base.Add(time.Second)), "b.TouchAPIKey, earlier")
+	require.NoErrorf(t, a.TouchAPIKey(t.Context(), projA, k.ID, base.Add(time.Minute)), "a.TouchAPIKey")
+	require.NoErrorf(t, b.TouchAPIKey(t.Context(), projA, k.ID, base.Add(time.Second)), "b.TouchAPIKey, earlier")
 	wantTime(t, base.Add(time.Minute), mustGetAPIKey(t, b, projA, k.ID).LastUsedAt, "LastUsedAt")
-	noErr(t, b.TouchAPIKey(t.Context(), projA, k.ID, base.Add(time.Hour)), "b.TouchAPIKey, later")
+	require.NoErrorf(t, b.TouchAPIKey(t.Context(), projA, k.ID, base.Add(time.Hour)), "b.TouchAPIKey, later")
 	wantTime(t, base.Add(time.Hour), mustGetAPIKey(t, a, projA, k.ID).LastUsedAt, "LastUsedAt")
 }
 
@@ -159,12 +168,12 @@ func testSharedSigningKeys(t *testing.T, a, b store.Store) {
 	wantSigningKey(t, k1, mustActive(t, b, projA), "b.ActiveSigningKey")
 	k2 := mustSigningKey(t, b, projA, "sk_2", base.Add(time.Hour))
 	wantSigningKey(t, k2, mustActive(t, a, projA), "a.ActiveSigningKey after b rotated")
-	noErr(t, b.RetireSigningKey(t.Context(), projA, k1.ID, base.Add(2*time.Hour)), "b.RetireSigningKey(sk_1)")
+	require.NoErrorf(t, b.RetireSigningKey(t.Context(), projA, k1.ID, base.Add(2*time.Hour)), "b.RetireSigningKey(sk_1)")
 	got := mustGetSigningKey(t, a, projA, k1.ID)
 	wantTime(t, base.Add(2*time.Hour), got.RetiredAt, "a.GetSigningKey(sk_1).RetiredAt after b retired it")
-	wantErr(t, a.RetireSigningKey(t.Context(), projA, k2.ID, base.Add(2*time.Hour)), store.ErrConflict, "a.RetireSigningKey of the key b made active")
+	require.ErrorIsf(t, a.RetireSigningKey(t.Context(), projA, k2.ID, base.Add(2*time.Hour)), store.ErrConflict, "a.RetireSigningKey of the key b made active")
 	ks, err := a.ListSigningKeys(t.Context(), projA)
-	noErr(t, err, "a.ListSigningKeys")
+	require.NoErrorf(t, err, "a.ListSigningKeys")
 	require.Equal(t, []string{"sk_1", "sk_2"}, signingKeyIDs(ks))
 }
 
@@ -194,9 +203,9 @@ func testSharedRefresh(t *testing.T, a, b store.Store) {
 	// Replay of gen 1 through b after the window revokes the family for a.
 	late := second.Now.Add(time.Minute)
 	_, err := b.RotateRefresh(t.Context(), projA, f.ID, 1, rotateParams(late))
-	wantErr(t, err, store.ErrReplayed, "b.RotateRefresh(gen 1) after the window")
+	require.ErrorIsf(t, err, store.ErrReplayed, "b.RotateRefresh(gen 1) after the window")
 	_, err = a.RotateRefresh(t.Context(), projA, f.ID, 2, rotateParams(late.Add(time.Second)))
-	wantErr(t, err, store.ErrRevoked, "a.RotateRefresh(gen 2) after b saw a replay")
+	require.ErrorIsf(t, err, store.ErrRevoked, "a.RotateRefresh(gen 2) after b saw a replay")
 	wantTime(t, late, mustGetFamily(t, a, projA, f.ID).RevokedAt, "a.GetRefreshFamily().RevokedAt")
 }
 
@@ -204,9 +213,9 @@ func testSharedRefresh(t *testing.T, a, b store.Store) {
 func testSharedRefreshRevoke(t *testing.T, a, b store.Store) {
 	f := mustFamily(t, a, projA)
 	mustGetFamily(t, b, projA, f.ID)
-	noErr(t, a.RevokeRefreshFamily(t.Context(), projA, f.ID, base.Add(time.Minute)), "a.RevokeRefreshFamily")
+	require.NoErrorf(t, a.RevokeRefreshFamily(t.Context(), projA, f.ID, base.Add(time.Minute)), "a.RevokeRefreshFamily")
 	_, err := b.RotateRefresh(t.Context(), projA, f.ID, 0, rotateParams(base.Add(2*time.Minute)))
-	wantErr(t, err, store.ErrRevoked, "b.RotateRefresh after a.RevokeRefreshFamily")
+	require.ErrorIsf(t, err, store.ErrRevoked, "b.RotateRefresh after a.RevokeRefreshFamily")
 }
 
 // Concurrent presentations of one token split across the handles get one
@@ -236,7 +245,7 @@ func testSharedThrottle(t *testing.T, a, b store.Store) {
 	wantTime(t, base.Add(w), reset, "resetAt of the shared window")
 	n, _ = failures(t, b, key, base.Add(3*time.Second), w)
 	require.Equal(t, 3, n, "b.Failures")
-	noErr(t, b.ClearFailures(t.Context(), key), "b.ClearFailures")
+	require.NoErrorf(t, b.ClearFailures(t.Context(), key), "b.ClearFailures")
 	n, _ = failures(t, a, key, base.Add(4*time.Second), w)
 	require.Equal(t, 0, n, "a.Failures after b.ClearFailures")
 }
@@ -252,12 +261,98 @@ func testSharedThrottleRace(t *testing.T, a, b store.Store) {
 	})
 	seen := map[int]bool{}
 	for i := range n {
-		if errs[i] != nil {
-			t.Fatalf("AddFailure through handle %d = %v", i%2, errs[i])
-		}
-		if counts[i] < 1 || counts[i] > n || seen[counts[i]] {
-			t.Fatalf("AddFailure counts across two handles = %v, want each of 1..%d once", counts, n)
-		}
+		require.NoErrorf(t, errs[i], "AddFailure through handle %d", i%2)
+		require.Truef(t, counts[i] >= 1 && counts[i] <= n && !seen[counts[i]], "AddFailure counts across two handles = %v, want each of 1..%d once", counts, n)
 		seen[counts[i]] = true
 	}
+}
+
+// A revocation through one handle is in the other's feed, and in its
+// GetRefreshFamily, GetAPIKey and GetUser, at once; a user disabled
+// through one handle cannot start or go on with a session through the
+// other.
+func testSharedRevocationsVisible(t *testing.T, a, b store.Store) {
+	mustProject(t, a, projA)
+	u := mustUser(t, a, projA, "shared@example.com")
+	f := mustFamilyOf(t, a, u, base, 24*time.Hour)
+	g := mustFamilyOf(t, a, u, base, 24*time.Hour)
+	k := mustAPIKey(t, a, projA, "key_shared", base)
+	// b reads everything first, as a handle that caches would.
+	mustGetFamily(t, b, projA, f.ID)
+	mustGetAPIKey(t, b, projA, k.ID)
+	require.Empty(t, feedList(b, projA).all(t), "b's feed before any revocation")
+	feedB := newFeedTracker(t, b, projA)
+
+	at := base.Add(time.Minute)
+	require.NoError(t, a.RevokeRefreshFamily(t.Context(), projA, f.ID, at), "a.RevokeRefreshFamily")
+	feedB.added(t, store.RevokedSession, f.ID, at, "b's feed after a.RevokeRefreshFamily")
+	wantTime(t, at, mustGetFamily(t, b, projA, f.ID).RevokedAt, "b.GetRefreshFamily().RevokedAt after a.RevokeRefreshFamily")
+
+	require.NoError(t, b.RevokeAPIKey(t.Context(), projA, k.ID, at.Add(time.Minute)), "b.RevokeAPIKey")
+	feedB.added(t, store.RevokedAPIKey, k.ID, at.Add(time.Minute), "b's feed after b.RevokeAPIKey")
+	wantRevocations(t, feedB.items, feedList(a, projA).all(t), "a's feed after b.RevokeAPIKey")
+	require.True(t, mustGetAPIKey(t, a, projA, k.ID).Revoked(), "a.GetAPIKey after b.RevokeAPIKey")
+
+	require.NoError(t, a.DisableUser(t.Context(), projA, u.ID, at.Add(2*time.Minute)), "a.DisableUser")
+	feedB.added(t, store.RevokedUser, u.ID, at.Add(2*time.Minute), "b's feed after a.DisableUser")
+	require.True(t, mustGetUser(t, b, projA, u.ID).Disabled(), "b.GetUser after a.DisableUser")
+	wantTime(t, at.Add(2*time.Minute), mustGetFamily(t, b, projA, g.ID).RevokedAt, "b.GetRefreshFamily of a session a.DisableUser ended")
+	_, err := b.RotateRefresh(t.Context(), projA, g.ID, 0, rotateParams(at.Add(3*time.Minute)))
+	wantErrAny(t, err, []error{store.ErrRevoked, store.ErrDisabled}, "b.RotateRefresh of a session a.DisableUser ended")
+	require.ErrorIs(t, b.CreateRefreshFamily(t.Context(), newFamily(projA, u.ID, at.Add(3*time.Minute), time.Hour)), store.ErrDisabled,
+		"b.CreateRefreshFamily of a user a disabled")
+}
+
+// The feed's floor holds across handles: an item added through one handle
+// with an earlier time than the newest item added through the other sorts
+// after it, and both handles list one feed.
+func testSharedFeedFloor(t *testing.T, a, b store.Store) {
+	mustProject(t, a, projA)
+	feed := newFeedTracker(t, a, projA)
+	handles := []store.Store{a, b}
+	for i := range 8 {
+		h := handles[i%2]
+		k := mustAPIKey(t, h, projA, fmt.Sprintf("key_%d", i), base)
+		at := base.Add(time.Hour).Add(-time.Duration(i) * time.Minute) // each earlier than the last
+		require.NoErrorf(t, h.RevokeAPIKey(t.Context(), projA, k.ID, at), "RevokeAPIKey through handle %d", i%2)
+		feed.added(t, store.RevokedAPIKey, k.ID, at, fmt.Sprintf("RevokeAPIKey(%q) through handle %d, earlier than the feed's newest item", k.ID, i%2))
+	}
+	wantRevocations(t, feed.items, feedList(b, projA).walk(t, 3, nil), "b's feed")
+}
+
+// Tags set through one handle are seen through the other by GetUser and
+// ListUsers.
+func testSharedUserTags(t *testing.T, a, b store.Store) {
+	mustProject(t, a, projA)
+	u := mustUser(t, a, projA, "tags@example.com")
+	mustGetUser(t, b, projA, u.ID)
+	require.NoError(t, b.SetUserTags(t.Context(), projA, u.ID, []string{"admin"}), "b.SetUserTags")
+	require.Equal(t, []string{"admin"}, mustGetUser(t, a, projA, u.ID).Tags, "a.GetUser().Tags after b.SetUserTags")
+	listed := userList(a, projA, "").all(t)
+	require.Len(t, listed, 1, "a.ListUsers")
+	require.Equal(t, []string{"admin"}, listed[0].Tags, "a.ListUsers()[0].Tags after b.SetUserTags")
+}
+
+// An entry appended through one handle is listed through the other.
+func testSharedAudit(t *testing.T, a, b store.Store) {
+	mustProject(t, a, projA)
+	e := newAudit(projA, "aud_shared", base, store.ActionAPIKeyRevoke, "key_1")
+	want := mustAudit(t, a, e)
+	wantAuditEntries(t, want, auditList(b, projA, store.AuditFilter{Action: store.ActionAPIKeyRevoke}).all(t), "b.ListAudit after a.AppendAudit")
+	require.ErrorIs(t, b.AppendAudit(t.Context(), e), store.ErrConflict, "b.AppendAudit of an id a appended")
+}
+
+// A console session created through one handle is found through the
+// other; a touch and a delete through either are seen by the other at
+// once, as every instance serving the console must.
+func testSharedConsoleSessions(t *testing.T, a, b store.Store) {
+	mustProject(t, a, projA)
+	cs := mustConsoleSession(t, a, projA, "shared", "usr_1", base)
+	wantConsoleSession(t, cs, mustGetConsoleSession(t, b, projA, cs.ID), "b.GetConsoleSession after a.CreateConsoleSession")
+	require.ErrorIs(t, b.CreateConsoleSession(t.Context(), cs), store.ErrConflict, "b.CreateConsoleSession of an id a created")
+	require.NoError(t, b.TouchConsoleSession(t.Context(), projA, cs.ID, base.Add(time.Minute)), "b.TouchConsoleSession")
+	cs.LastSeenAt = base.Add(time.Minute)
+	wantConsoleSession(t, cs, mustGetConsoleSession(t, a, projA, cs.ID), "a.GetConsoleSession after b.TouchConsoleSession")
+	require.NoError(t, a.DeleteConsoleSession(t.Context(), projA, cs.ID), "a.DeleteConsoleSession")
+	wantConsoleGone(t, b, projA, cs.ID, "a deleted, read through b")
 }

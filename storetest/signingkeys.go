@@ -40,14 +40,14 @@ func wantSigningKey(t *testing.T, want, got store.SigningKey, what string) {
 func mustGetSigningKey(t *testing.T, s store.SigningKeyStore, project, id string) store.SigningKey {
 	t.Helper()
 	k, err := s.GetSigningKey(t.Context(), project, id)
-	noErr(t, err, "GetSigningKey(%q, %q)", project, id)
+	require.NoErrorf(t, err, "GetSigningKey(%q, %q)", project, id)
 	return k
 }
 
 func mustActive(t *testing.T, s store.SigningKeyStore, project string) store.SigningKey {
 	t.Helper()
 	k, err := s.ActiveSigningKey(t.Context(), project)
-	noErr(t, err, "ActiveSigningKey(%q)", project)
+	require.NoErrorf(t, err, "ActiveSigningKey(%q)", project)
 	return k
 }
 
@@ -72,7 +72,7 @@ func testSigningKeyCreateGet(t *testing.T, s store.Store) {
 	in := k
 	in.PublicKey = append([]byte(nil), k.PublicKey...)
 	in.EncryptedPrivateKey = append([]byte(nil), k.EncryptedPrivateKey...)
-	noErr(t, s.CreateSigningKey(t.Context(), in), "CreateSigningKey(%q)", k.ID)
+	require.NoErrorf(t, s.CreateSigningKey(t.Context(), in), "CreateSigningKey(%q)", k.ID)
 	// The store keeps its own copy of the bytes.
 	in.PublicKey[0] ^= 0xff
 	in.EncryptedPrivateKey[0] ^= 0xff
@@ -93,10 +93,10 @@ func testSigningKeyDuplicate(t *testing.T, s store.Store) {
 	k := mustSigningKey(t, s, projA, "sk_1", base)
 	dup := newSigningKey(projA, "sk_1", base.Add(time.Hour))
 	dup.PublicKey = publicKey(99)
-	wantErr(t, s.CreateSigningKey(t.Context(), dup), store.ErrConflict, "CreateSigningKey(%q) with an existing id", dup.ID)
+	require.ErrorIsf(t, s.CreateSigningKey(t.Context(), dup), store.ErrConflict, "CreateSigningKey(%q) with an existing id", dup.ID)
 	wantSigningKey(t, k, mustGetSigningKey(t, s, projA, k.ID), "GetSigningKey after a conflicting create")
 	ks, err := s.ListSigningKeys(t.Context(), projA)
-	noErr(t, err, "ListSigningKeys(%q)", projA)
+	require.NoErrorf(t, err, "ListSigningKeys(%q)", projA)
 	require.Len(t, ks, 1)
 }
 
@@ -105,45 +105,45 @@ func testSigningKeyDuplicate(t *testing.T, s store.Store) {
 func testSigningKeyInvalid(t *testing.T, s store.Store) {
 	mustProject(t, s, projA)
 	noID := newSigningKey(projA, "", base)
-	wantErr(t, s.CreateSigningKey(t.Context(), noID), store.ErrInvalid, "CreateSigningKey with an empty id")
+	require.ErrorIsf(t, s.CreateSigningKey(t.Context(), noID), store.ErrInvalid, "CreateSigningKey with an empty id")
 	for _, n := range []int{0, 1, 31, 33, 64} {
 		k := newSigningKey(projA, "sk_len", base)
 		k.PublicKey = make([]byte, n)
-		wantErr(t, s.CreateSigningKey(t.Context(), k), store.ErrInvalid, "CreateSigningKey with a %d-byte public key", n)
+		require.ErrorIsf(t, s.CreateSigningKey(t.Context(), k), store.ErrInvalid, "CreateSigningKey with a %d-byte public key", n)
 	}
 	nilKey := newSigningKey(projA, "sk_len", base)
 	nilKey.PublicKey = nil
-	wantErr(t, s.CreateSigningKey(t.Context(), nilKey), store.ErrInvalid, "CreateSigningKey with a nil public key")
+	require.ErrorIsf(t, s.CreateSigningKey(t.Context(), nilKey), store.ErrInvalid, "CreateSigningKey with a nil public key")
 	for _, p := range []string{"", "Proj A"} {
-		wantErr(t, s.CreateSigningKey(t.Context(), newSigningKey(p, "sk_p", base)), store.ErrInvalid, "CreateSigningKey in project %q", p)
+		require.ErrorIsf(t, s.CreateSigningKey(t.Context(), newSigningKey(p, "sk_p", base)), store.ErrInvalid, "CreateSigningKey in project %q", p)
 		_, err := s.GetSigningKey(t.Context(), p, "sk_p")
-		wantErr(t, err, store.ErrInvalid, "GetSigningKey(%q, ...)", p)
+		require.ErrorIsf(t, err, store.ErrInvalid, "GetSigningKey(%q, ...)", p)
 		_, err = s.ActiveSigningKey(t.Context(), p)
-		wantErr(t, err, store.ErrInvalid, "ActiveSigningKey(%q)", p)
+		require.ErrorIsf(t, err, store.ErrInvalid, "ActiveSigningKey(%q)", p)
 		_, err = s.ListSigningKeys(t.Context(), p)
-		wantErr(t, err, store.ErrInvalid, "ListSigningKeys(%q)", p)
-		wantErr(t, s.RetireSigningKey(t.Context(), p, "sk_p", base), store.ErrInvalid, "RetireSigningKey(%q, ...)", p)
+		require.ErrorIsf(t, err, store.ErrInvalid, "ListSigningKeys(%q)", p)
+		require.ErrorIsf(t, s.RetireSigningKey(t.Context(), p, "sk_p", base), store.ErrInvalid, "RetireSigningKey(%q, ...)", p)
 	}
 	_, err := s.GetSigningKey(t.Context(), projA, "")
-	wantErr(t, err, store.ErrInvalid, "GetSigningKey(%q, \"\")", projA)
-	wantErr(t, s.RetireSigningKey(t.Context(), projA, "", base), store.ErrInvalid, "RetireSigningKey(%q, \"\")", projA)
+	require.ErrorIsf(t, err, store.ErrInvalid, "GetSigningKey(%q, \"\")", projA)
+	require.ErrorIsf(t, s.RetireSigningKey(t.Context(), projA, "", base), store.ErrInvalid, "RetireSigningKey(%q, \"\")", projA)
 
 	ks, err := s.ListSigningKeys(t.Context(), projA)
-	noErr(t, err, "ListSigningKeys(%q)", projA)
+	require.NoErrorf(t, err, "ListSigningKeys(%q)", projA)
 	require.Empty(t, ks, "ListSigningKeys after only rejected creates")
 	_, err = s.ActiveSigningKey(t.Context(), projA)
-	wantErr(t, err, store.ErrNotFound, "ActiveSigningKey(%q) after only rejected creates", projA)
+	require.ErrorIsf(t, err, store.ErrNotFound, "ActiveSigningKey(%q) after only rejected creates", projA)
 }
 
 // CreateSigningKey in an unknown project is ErrNotFound and leaves no row.
 func testSigningKeyUnknownProject(t *testing.T, s store.Store) {
 	k := newSigningKey("no-such-project", "sk_orphan", base)
-	wantErr(t, s.CreateSigningKey(t.Context(), k), store.ErrNotFound, "CreateSigningKey in unknown project %q", k.ProjectID)
+	require.ErrorIsf(t, s.CreateSigningKey(t.Context(), k), store.ErrNotFound, "CreateSigningKey in unknown project %q", k.ProjectID)
 	_, err := s.ActiveSigningKey(t.Context(), "no-such-project")
-	wantErr(t, err, store.ErrNotFound, "ActiveSigningKey of an unknown project")
+	require.ErrorIsf(t, err, store.ErrNotFound, "ActiveSigningKey of an unknown project")
 	mustProject(t, s, "no-such-project")
 	_, err = s.GetSigningKey(t.Context(), "no-such-project", k.ID)
-	wantErr(t, err, store.ErrNotFound, "GetSigningKey after the project is created: the failed create must have left no row")
+	require.ErrorIsf(t, err, store.ErrNotFound, "GetSigningKey after the project is created: the failed create must have left no row")
 }
 
 // GetSigningKey and RetireSigningKey return ErrNotFound for an unknown key;
@@ -151,15 +151,15 @@ func testSigningKeyUnknownProject(t *testing.T, s store.Store) {
 func testSigningKeyUnknown(t *testing.T, s store.Store) {
 	mustProject(t, s, projA)
 	_, err := s.ActiveSigningKey(t.Context(), projA)
-	wantErr(t, err, store.ErrNotFound, "ActiveSigningKey(%q) of a project without keys", projA)
+	require.ErrorIsf(t, err, store.ErrNotFound, "ActiveSigningKey(%q) of a project without keys", projA)
 	ks, err := s.ListSigningKeys(t.Context(), projA)
-	noErr(t, err, "ListSigningKeys(%q) of a project without keys", projA)
+	require.NoErrorf(t, err, "ListSigningKeys(%q) of a project without keys", projA)
 	require.Empty(t, ks)
 	mustSigningKey(t, s, projA, "sk_known", base)
 	for _, id := range []string{"sk_unknown", "SK_KNOWN", "sk_know"} {
 		_, err := s.GetSigningKey(t.Context(), projA, id)
-		wantErr(t, err, store.ErrNotFound, "GetSigningKey(%q, %q)", projA, id)
-		wantErr(t, s.RetireSigningKey(t.Context(), projA, id, base), store.ErrNotFound, "RetireSigningKey(%q, %q)", projA, id)
+		require.ErrorIsf(t, err, store.ErrNotFound, "GetSigningKey(%q, %q)", projA, id)
+		require.ErrorIsf(t, s.RetireSigningKey(t.Context(), projA, id, base), store.ErrNotFound, "RetireSigningKey(%q, %q)", projA, id)
 	}
 }
 
@@ -197,7 +197,7 @@ func testSigningKeyRotate(t *testing.T, s store.Store) {
 	wantSigningKey(t, next, mustActive(t, s, projA), "ActiveSigningKey after rotation")
 	wantSigningKey(t, old, mustGetSigningKey(t, s, projA, old.ID), "GetSigningKey of the previous key")
 	ks, err := s.ListSigningKeys(t.Context(), projA)
-	noErr(t, err, "ListSigningKeys(%q)", projA)
+	require.NoErrorf(t, err, "ListSigningKeys(%q)", projA)
 	require.Equal(t, []string{old.ID, next.ID}, signingKeyIDs(ks))
 	third := mustSigningKey(t, s, projA, store.NewID(store.PrefixSigningKey), base.Add(48*time.Hour))
 	wantSigningKey(t, third, mustActive(t, s, projA), "ActiveSigningKey after a second rotation")
@@ -210,20 +210,20 @@ func testSigningKeyRetire(t *testing.T, s store.Store) {
 	old := mustSigningKey(t, s, projA, "sk_old", base)
 	active := mustSigningKey(t, s, projA, "sk_new", base.Add(time.Hour))
 	at := base.Add(2 * time.Hour).In(elsewhere)
-	noErr(t, s.RetireSigningKey(t.Context(), projA, old.ID, at), "RetireSigningKey(%q) of a non-active key", old.ID)
+	require.NoErrorf(t, s.RetireSigningKey(t.Context(), projA, old.ID, at), "RetireSigningKey(%q) of a non-active key", old.ID)
 	got := mustGetSigningKey(t, s, projA, old.ID)
 	old.RetiredAt = at
 	wantSigningKey(t, old, got, "GetSigningKey of a retired key")
 	require.True(t, got.Retired(), "Retired() after RetireSigningKey")
 	wantSigningKey(t, active, mustActive(t, s, projA), "ActiveSigningKey after retiring another key")
 	ks, err := s.ListSigningKeys(t.Context(), projA)
-	noErr(t, err, "ListSigningKeys(%q)", projA)
+	require.NoErrorf(t, err, "ListSigningKeys(%q)", projA)
 	require.Equal(t, []string{"sk_old", "sk_new"}, signingKeyIDs(ks), "retired keys are listed")
 	wantTime(t, at, ks[0].RetiredAt, "ListSigningKeys: RetiredAt of the retired key")
 
 	// Once a newer key exists, the previous active key can be retired.
 	mid := mustSigningKey(t, s, projA, "sk_mid", base.Add(90*time.Minute))
-	noErr(t, s.RetireSigningKey(t.Context(), projA, active.ID, at), "RetireSigningKey(%q) after a newer key exists", active.ID)
+	require.NoErrorf(t, s.RetireSigningKey(t.Context(), projA, active.ID, at), "RetireSigningKey(%q) after a newer key exists", active.ID)
 	wantSigningKey(t, mid, mustActive(t, s, projA), "ActiveSigningKey after retiring the previous active key")
 }
 
@@ -232,16 +232,16 @@ func testSigningKeyRetire(t *testing.T, s store.Store) {
 func testSigningKeyRetireActive(t *testing.T, s store.Store) {
 	mustProject(t, s, projA)
 	k := mustSigningKey(t, s, projA, "sk_only", base)
-	wantErr(t, s.RetireSigningKey(t.Context(), projA, k.ID, base.Add(time.Hour)), store.ErrConflict, "RetireSigningKey(%q) of the only, active key", k.ID)
+	require.ErrorIsf(t, s.RetireSigningKey(t.Context(), projA, k.ID, base.Add(time.Hour)), store.ErrConflict, "RetireSigningKey(%q) of the only, active key", k.ID)
 	wantSigningKey(t, k, mustGetSigningKey(t, s, projA, k.ID), "GetSigningKey after a refused retire")
 	wantSigningKey(t, k, mustActive(t, s, projA), "ActiveSigningKey after a refused retire")
 
 	older := mustSigningKey(t, s, projA, "sk_older", base.Add(-time.Hour))
-	wantErr(t, s.RetireSigningKey(t.Context(), projA, k.ID, base.Add(time.Hour)), store.ErrConflict, "RetireSigningKey(%q) of the active key beside an older one", k.ID)
+	require.ErrorIsf(t, s.RetireSigningKey(t.Context(), projA, k.ID, base.Add(time.Hour)), store.ErrConflict, "RetireSigningKey(%q) of the active key beside an older one", k.ID)
 	next := mustSigningKey(t, s, projA, "sk_next", base.Add(time.Hour))
-	noErr(t, s.RetireSigningKey(t.Context(), projA, k.ID, base.Add(2*time.Hour)), "RetireSigningKey(%q) after rotation", k.ID)
-	wantErr(t, s.RetireSigningKey(t.Context(), projA, next.ID, base.Add(2*time.Hour)), store.ErrConflict, "RetireSigningKey(%q) of the new active key", next.ID)
-	noErr(t, s.RetireSigningKey(t.Context(), projA, older.ID, base.Add(2*time.Hour)), "RetireSigningKey(%q)", older.ID)
+	require.NoErrorf(t, s.RetireSigningKey(t.Context(), projA, k.ID, base.Add(2*time.Hour)), "RetireSigningKey(%q) after rotation", k.ID)
+	require.ErrorIsf(t, s.RetireSigningKey(t.Context(), projA, next.ID, base.Add(2*time.Hour)), store.ErrConflict, "RetireSigningKey(%q) of the new active key", next.ID)
+	require.NoErrorf(t, s.RetireSigningKey(t.Context(), projA, older.ID, base.Add(2*time.Hour)), "RetireSigningKey(%q)", older.ID)
 	wantSigningKey(t, next, mustActive(t, s, projA), "ActiveSigningKey at the end")
 }
 
@@ -251,8 +251,8 @@ func testSigningKeyRetireTwice(t *testing.T, s store.Store) {
 	k := mustSigningKey(t, s, projA, "sk_old", base)
 	mustSigningKey(t, s, projA, "sk_new", base.Add(time.Hour))
 	first := base.Add(2 * time.Hour)
-	noErr(t, s.RetireSigningKey(t.Context(), projA, k.ID, first), "RetireSigningKey(%q)", k.ID)
-	noErr(t, s.RetireSigningKey(t.Context(), projA, k.ID, first.Add(time.Hour)), "RetireSigningKey(%q) again, later", k.ID)
+	require.NoErrorf(t, s.RetireSigningKey(t.Context(), projA, k.ID, first), "RetireSigningKey(%q)", k.ID)
+	require.NoErrorf(t, s.RetireSigningKey(t.Context(), projA, k.ID, first.Add(time.Hour)), "RetireSigningKey(%q) again, later", k.ID)
 	wantTime(t, first, mustGetSigningKey(t, s, projA, k.ID).RetiredAt, "RetiredAt after retiring twice")
 }
 
@@ -266,9 +266,9 @@ func testSigningKeyListOrder(t *testing.T, s store.Store) {
 	mustSigningKey(t, s, projA, "sk_B", later)
 	mustSigningKey(t, s, projA, "sk_Z", base)
 	mustSigningKey(t, s, projA, "sk_0", base.Add(-time.Minute))
-	noErr(t, s.RetireSigningKey(t.Context(), projA, "sk_z", later), "RetireSigningKey(sk_z)")
+	require.NoErrorf(t, s.RetireSigningKey(t.Context(), projA, "sk_z", later), "RetireSigningKey(sk_z)")
 	ks, err := s.ListSigningKeys(t.Context(), projA)
-	noErr(t, err, "ListSigningKeys(%q)", projA)
+	require.NoErrorf(t, err, "ListSigningKeys(%q)", projA)
 	require.Equal(t, []string{"sk_0", "sk_Z", "sk_z", "sk_B", "sk_a"}, signingKeyIDs(ks), "ListSigningKeys order")
 	wantTime(t, later, ks[2].RetiredAt, "ListSigningKeys: RetiredAt of sk_z")
 	for _, k := range ks {
@@ -284,20 +284,20 @@ func testSigningKeyOtherProject(t *testing.T, s store.Store) {
 	mustProject(t, s, projB)
 	a := mustSigningKey(t, s, projA, "sk_a", base)
 	_, err := s.ActiveSigningKey(t.Context(), projB)
-	wantErr(t, err, store.ErrNotFound, "ActiveSigningKey(%q) with a key only in %q", projB, projA)
+	require.ErrorIsf(t, err, store.ErrNotFound, "ActiveSigningKey(%q) with a key only in %q", projB, projA)
 	b := mustSigningKey(t, s, projB, "sk_b", base.Add(-time.Hour))
 	mustSigningKey(t, s, projA, "sk_a2", base.Add(time.Hour)) // newer, in A
 	wantSigningKey(t, b, mustActive(t, s, projB), "ActiveSigningKey(B) beside a newer key of A")
 
 	_, err = s.GetSigningKey(t.Context(), projB, a.ID)
-	wantErr(t, err, store.ErrNotFound, "GetSigningKey(%q, %q) of project %q's key", projB, a.ID, projA)
-	wantErr(t, s.RetireSigningKey(t.Context(), projB, a.ID, base), store.ErrNotFound, "RetireSigningKey(%q, %q) of project %q's key", projB, a.ID, projA)
+	require.ErrorIsf(t, err, store.ErrNotFound, "GetSigningKey(%q, %q) of project %q's key", projB, a.ID, projA)
+	require.ErrorIsf(t, s.RetireSigningKey(t.Context(), projB, a.ID, base), store.ErrNotFound, "RetireSigningKey(%q, %q) of project %q's key", projB, a.ID, projA)
 	wantSigningKey(t, a, mustGetSigningKey(t, s, projA, a.ID), "project A's key after B's retire attempt")
 
 	ks, err := s.ListSigningKeys(t.Context(), projB)
-	noErr(t, err, "ListSigningKeys(%q)", projB)
+	require.NoErrorf(t, err, "ListSigningKeys(%q)", projB)
 	require.Equal(t, []string{"sk_b"}, signingKeyIDs(ks))
 	ks, err = s.ListSigningKeys(t.Context(), projA)
-	noErr(t, err, "ListSigningKeys(%q)", projA)
+	require.NoErrorf(t, err, "ListSigningKeys(%q)", projA)
 	require.Equal(t, []string{"sk_a", "sk_a2"}, signingKeyIDs(ks))
 }

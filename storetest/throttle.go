@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -17,20 +18,22 @@ func throttleCases() []testCase {
 		{"Clear", testThrottleClear},
 		{"KeysIndependent", testThrottleKeysIndependent},
 		{"Invalid", testThrottleInvalid},
+		{"LongestKey", testThrottleLongestKey},
+		{"Prune", testThrottlePrune},
 	}
 }
 
 func addFailure(t *testing.T, s store.ThrottleStore, key string, now time.Time, window time.Duration) (int, time.Time) {
 	t.Helper()
 	n, reset, err := s.AddFailure(t.Context(), key, now, window)
-	noErr(t, err, "AddFailure(%q, %s, %s)", key, now.Format(time.RFC3339Nano), window)
+	require.NoErrorf(t, err, "AddFailure(%q, %s, %s)", key, now.Format(time.RFC3339Nano), window)
 	return n, reset
 }
 
 func failures(t *testing.T, s store.ThrottleStore, key string, now time.Time, window time.Duration) (int, time.Time) {
 	t.Helper()
 	n, reset, err := s.Failures(t.Context(), key, now, window)
-	noErr(t, err, "Failures(%q, %s, %s)", key, now.Format(time.RFC3339Nano), window)
+	require.NoErrorf(t, err, "Failures(%q, %s, %s)", key, now.Format(time.RFC3339Nano), window)
 	return n, reset
 }
 
@@ -108,15 +111,15 @@ func testThrottleClear(t *testing.T, s store.Store) {
 	for range 3 {
 		addFailure(t, s, key, base, window)
 	}
-	noErr(t, s.ClearFailures(t.Context(), key), "ClearFailures(%q)", key)
+	require.NoErrorf(t, s.ClearFailures(t.Context(), key), "ClearFailures(%q)", key)
 	n, _ := failures(t, s, key, base.Add(time.Second), window)
 	require.Equal(t, 0, n, "Failures after ClearFailures")
 	n, reset := addFailure(t, s, key, base.Add(2*time.Second), window)
 	require.Equal(t, 1, n, "AddFailure after ClearFailures")
 	wantTime(t, base.Add(2*time.Second+window), reset, "a window started after ClearFailures")
-	noErr(t, s.ClearFailures(t.Context(), "never-seen"), "ClearFailures of an unknown key")
-	noErr(t, s.ClearFailures(t.Context(), key), "ClearFailures(%q)", key)
-	noErr(t, s.ClearFailures(t.Context(), key), "ClearFailures(%q) twice", key)
+	require.NoErrorf(t, s.ClearFailures(t.Context(), "never-seen"), "ClearFailures of an unknown key")
+	require.NoErrorf(t, s.ClearFailures(t.Context(), key), "ClearFailures(%q)", key)
+	require.NoErrorf(t, s.ClearFailures(t.Context(), key), "ClearFailures(%q) twice", key)
 }
 
 // Keys count independently and compare exactly (case and bytes matter).
@@ -132,7 +135,7 @@ func testThrottleKeysIndependent(t *testing.T, s store.Store) {
 		n, _ := failures(t, s, k, base.Add(time.Minute), window)
 		require.Equalf(t, i+1, n, "Failures(%q)", k)
 	}
-	noErr(t, s.ClearFailures(t.Context(), "k"), "ClearFailures(k)")
+	require.NoErrorf(t, s.ClearFailures(t.Context(), "k"), "ClearFailures(k)")
 	n, _ := failures(t, s, "K", base.Add(time.Minute), window)
 	require.Equal(t, 2, n, "clearing %q leaves %q", "k", "K")
 	n, _ = failures(t, s, "k", base.Add(time.Minute), window)
@@ -143,16 +146,70 @@ func testThrottleKeysIndependent(t *testing.T, s store.Store) {
 // nothing.
 func testThrottleInvalid(t *testing.T, s store.Store) {
 	_, _, err := s.AddFailure(t.Context(), "", base, time.Minute)
-	wantErr(t, err, store.ErrInvalid, "AddFailure(\"\")")
+	require.ErrorIsf(t, err, store.ErrInvalid, "AddFailure(\"\")")
 	_, _, err = s.Failures(t.Context(), "", base, time.Minute)
-	wantErr(t, err, store.ErrInvalid, "Failures(\"\")")
-	wantErr(t, s.ClearFailures(t.Context(), ""), store.ErrInvalid, "ClearFailures(\"\")")
+	require.ErrorIsf(t, err, store.ErrInvalid, "Failures(\"\")")
+	require.ErrorIsf(t, s.ClearFailures(t.Context(), ""), store.ErrInvalid, "ClearFailures(\"\")")
 	for _, w := range []time.Duration{0, -time.Minute} {
 		_, _, err = s.AddFailure(t.Context(), "k", base, w)
-		wantErr(t, err, store.ErrInvalid, "AddFailure(k, window %s)", w)
+		require.ErrorIsf(t, err, store.ErrInvalid, "AddFailure(k, window %s)", w)
 		_, _, err = s.Failures(t.Context(), "k", base, w)
-		wantErr(t, err, store.ErrInvalid, "Failures(k, window %s)", w)
+		require.ErrorIsf(t, err, store.ErrInvalid, "Failures(k, window %s)", w)
 	}
+	long := strings.Repeat("k", 513)
+	_, _, err = s.AddFailure(t.Context(), long, base, time.Minute)
+	require.ErrorIs(t, err, store.ErrInvalid, "AddFailure with a 513-byte key")
+	_, _, err = s.Failures(t.Context(), long, base, time.Minute)
+	require.ErrorIs(t, err, store.ErrInvalid, "Failures with a 513-byte key")
+	// A zero time is a malformed argument (package store's shared rule).
+	_, _, err = s.AddFailure(t.Context(), "k", time.Time{}, time.Minute)
+	require.ErrorIs(t, err, store.ErrInvalid, "AddFailure(k) at the zero time")
+	_, _, err = s.Failures(t.Context(), "k", time.Time{}, time.Minute)
+	require.ErrorIs(t, err, store.ErrInvalid, "Failures(k) at the zero time")
+	_, err = s.PruneThrottle(t.Context(), time.Time{})
+	require.ErrorIs(t, err, store.ErrInvalid, "PruneThrottle(zero time)")
 	n, _ := failures(t, s, "k", base, time.Minute)
 	require.Equal(t, 0, n, "rejected AddFailure calls counted nothing")
+}
+
+// A key of 512 bytes, the longest CheckThrottle accepts, counts; one
+// differing only in its last byte counts apart.
+func testThrottleLongestKey(t *testing.T, s store.Store) {
+	key := strings.Repeat("é", 255) + "ab"
+	require.Len(t, key, 512, "precondition: key length")
+	other := key[:511] + "c"
+	for i := 1; i <= 3; i++ {
+		n, _ := addFailure(t, s, key, base, time.Hour)
+		require.Equal(t, i, n, "AddFailure with a 512-byte key")
+	}
+	n, _ := addFailure(t, s, other, base, time.Hour)
+	require.Equal(t, 1, n, "AddFailure with another 512-byte key sharing 511 bytes")
+}
+
+// PruneThrottle deletes the windows that ended at or before now and
+// returns how many; open windows keep their counts.
+func testThrottlePrune(t *testing.T, s store.Store) {
+	start := aligned
+	addFailure(t, s, "short", start, time.Minute)                     // ends at start+1m
+	addFailure(t, s, "later", start.Add(30*time.Second), time.Minute) // ends at start+1m30s
+	for range 3 {
+		addFailure(t, s, "long", start, time.Hour) // ends at start+1h
+	}
+	prune := func(now time.Time, want int) {
+		t.Helper()
+		n, err := s.PruneThrottle(t.Context(), now)
+		require.NoErrorf(t, err, "PruneThrottle(%s)", now.Format(time.RFC3339Nano))
+		require.Equalf(t, want, n, "PruneThrottle(%s): windows deleted", now.Format(time.RFC3339Nano))
+	}
+	prune(start.Add(time.Minute-time.Microsecond), 0)
+	prune(start.Add(time.Minute).In(elsewhere), 1) // "short" ended exactly then
+	prune(start.Add(time.Minute), 0)
+	n, _ := failures(t, s, "long", start.Add(2*time.Minute), time.Hour)
+	require.Equal(t, 3, n, "an open window after PruneThrottle keeps its count")
+	n, _ = failures(t, s, "later", start.Add(time.Minute), time.Minute)
+	require.Equal(t, 1, n, "a window ending later keeps its count")
+	prune(start.Add(2*time.Hour), 2)
+	n, reset := addFailure(t, s, "long", start.Add(2*time.Hour), time.Hour)
+	require.Equal(t, 1, n, "AddFailure after the key's window was pruned")
+	wantTime(t, start.Add(3*time.Hour), reset, "resetAt of a window started after a prune")
 }

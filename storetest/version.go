@@ -3,6 +3,9 @@ package storetest
 import (
 	"context"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey/store"
 )
@@ -30,16 +33,14 @@ func isChangeVersioner(s store.Store) bool {
 func versioner(t *testing.T, s any) store.ChangeVersioner {
 	t.Helper()
 	cv, ok := s.(store.ChangeVersioner)
-	if !ok {
-		t.Fatalf("%T does not implement store.ChangeVersioner", s)
-	}
+	require.Truef(t, ok, "%T does not implement store.ChangeVersioner", s)
 	return cv
 }
 
 func changeVersion(t *testing.T, cv store.ChangeVersioner, what string) uint64 {
 	t.Helper()
 	v, err := cv.ChangeVersion(t.Context())
-	noErr(t, err, "ChangeVersion() %s", what)
+	require.NoErrorf(t, err, "ChangeVersion() %s", what)
 	return v
 }
 
@@ -51,12 +52,10 @@ func testChangeVersionUnchanged(t *testing.T, s store.Store) {
 	v1 := changeVersion(t, cv, "after the writes")
 	for range 3 {
 		_, err := s.GetAPIKey(t.Context(), projA, "key_v")
-		noErr(t, err, "GetAPIKey")
+		require.NoErrorf(t, err, "GetAPIKey")
 		_, err = s.ListProjects(t.Context())
-		noErr(t, err, "ListProjects")
-		if v := changeVersion(t, cv, "after reads only"); v != v1 {
-			t.Fatalf("ChangeVersion() = %d after reads only, want %d (unchanged)", v, v1)
-		}
+		require.NoErrorf(t, err, "ListProjects")
+		require.Equalf(t, v1, changeVersion(t, cv, "after reads only"), "ChangeVersion() after reads only, want it unchanged")
 	}
 }
 
@@ -68,11 +67,10 @@ func testChangeVersionChanges(t *testing.T, s store.Store) {
 	seen := map[uint64]string{changeVersion(t, cv, "at start"): "start"}
 	step := func(name string, err error) {
 		t.Helper()
-		noErr(t, err, "%s", name)
+		require.NoErrorf(t, err, "%s", name)
 		v := changeVersion(t, cv, "after "+name)
-		if prev, ok := seen[v]; ok {
-			t.Fatalf("ChangeVersion() after %s = %d, the value it had after %s: a committed write went unnoticed", name, v, prev)
-		}
+		prev, ok := seen[v]
+		require.Falsef(t, ok, "ChangeVersion() after %s = %d, the value it had after %s: a committed write went unnoticed", name, v, prev)
 		seen[v] = name
 	}
 	step("CreateProject", s.CreateProject(ctx, store.Project{ID: projA, CreatedAt: base}))
@@ -82,9 +80,22 @@ func testChangeVersionChanges(t *testing.T, s store.Store) {
 	step("CreateSigningKey old", s.CreateSigningKey(ctx, newSigningKey(projA, "sk_old", base)))
 	step("CreateSigningKey new", s.CreateSigningKey(ctx, newSigningKey(projA, "sk_new", base.Add(1e9))))
 	step("RetireSigningKey", s.RetireSigningKey(ctx, projA, "sk_old", base.Add(2e9)))
-	step("CreateUser", s.CreateUser(ctx, newUser(projA, "v@example.com")))
+	u := newUser(projA, "v@example.com")
+	step("CreateUser", s.CreateUser(ctx, u))
 	_, err := s.CreateContact(ctx, newContact(projA, "ct_v", base))
 	step("CreateContact", err)
+	step("SetUserTags", s.SetUserTags(ctx, projA, u.ID, []string{"admin"}))
+	f := newFamily(projA, u.ID, base, time.Hour)
+	step("CreateRefreshFamily", s.CreateRefreshFamily(ctx, f))
+	step("DisableUser", s.DisableUser(ctx, projA, u.ID, base.Add(3e9)))
+	step("EnableUser", s.EnableUser(ctx, projA, u.ID))
+	step("AppendAudit", s.AppendAudit(ctx, newAudit(projA, "aud_v", base, store.ActionSignIn, "")))
+	cs := newConsoleSession(projA, "v", u.ID, base)
+	step("CreateConsoleSession", s.CreateConsoleSession(ctx, cs))
+	step("TouchConsoleSession", s.TouchConsoleSession(ctx, projA, cs.ID, base.Add(1e9)))
+	step("DeleteConsoleSession", s.DeleteConsoleSession(ctx, projA, cs.ID))
+	_, err = s.PruneRefreshFamilies(ctx, base.Add(24*time.Hour))
+	step("PruneRefreshFamilies", err)
 }
 
 // A write through one handle changes the version the other handle reports,
@@ -95,23 +106,17 @@ func testSharedChangeVersion(t *testing.T, a, b store.Store) {
 	ctx := t.Context()
 	mustProject(t, a, projA)
 	mustAPIKey(t, a, projA, "key_v", base)
-	noErr(t, a.CreateSigningKey(ctx, newSigningKey(projA, "sk_old", base)), "a.CreateSigningKey")
-	noErr(t, a.CreateSigningKey(ctx, newSigningKey(projA, "sk_new", base.Add(1e9))), "a.CreateSigningKey")
+	require.NoErrorf(t, a.CreateSigningKey(ctx, newSigningKey(projA, "sk_old", base)), "a.CreateSigningKey")
+	require.NoErrorf(t, a.CreateSigningKey(ctx, newSigningKey(projA, "sk_new", base.Add(1e9))), "a.CreateSigningKey")
 
 	check := func(name string, write func(context.Context) error) {
 		t.Helper()
 		va := changeVersion(t, cva, "a, before "+name)
-		if v := changeVersion(t, cva, "a, again before "+name); v != va {
-			t.Fatalf("a.ChangeVersion() = %d then %d with no write in between", va, v)
-		}
+		require.Equalf(t, va, changeVersion(t, cva, "a, again before "+name), "a.ChangeVersion() twice with no write in between")
 		vb := changeVersion(t, cvb, "b, before "+name)
-		noErr(t, write(ctx), "%s", name)
-		if v := changeVersion(t, cva, "a, after "+name); v == va {
-			t.Fatalf("a.ChangeVersion() = %d both before and after %s: the other handle's commit went unnoticed", v, name)
-		}
-		if v := changeVersion(t, cvb, "b, after "+name); v == vb {
-			t.Fatalf("b.ChangeVersion() = %d both before and after %s", v, name)
-		}
+		require.NoErrorf(t, write(ctx), "%s", name)
+		require.NotEqualf(t, va, changeVersion(t, cva, "a, after "+name), "a.ChangeVersion() both before and after %s: the other handle's commit went unnoticed", name)
+		require.NotEqualf(t, vb, changeVersion(t, cvb, "b, after "+name), "b.ChangeVersion() both before and after %s", name)
 	}
 	check("b.RevokeAPIKey", func(ctx context.Context) error { return b.RevokeAPIKey(ctx, projA, "key_v", base) })
 	check("b.RetireSigningKey", func(ctx context.Context) error { return b.RetireSigningKey(ctx, projA, "sk_old", base) })

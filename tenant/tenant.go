@@ -40,3 +40,14 @@ func FromContext(ctx context.Context) (string, bool) {
 	id, ok := ctx.Value(ctxKey{}).(string)
 	return id, ok && id != ""
 }
+
+// FromRequest is a Resolver for a host whose own handler, in front of
+// Latchkey's, has already put the project in the request's context with
+// NewContext (for example one that routes /p/{project}/... by path). It
+// returns ErrUnknownProject when there is none.
+func FromRequest(r *http.Request) (string, error) {
+	if id, ok := FromContext(r.Context()); ok {
+		return id, nil
+	}
+	return "", ErrUnknownProject
+}

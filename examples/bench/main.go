@@ -57,6 +57,14 @@
 // RSS, the GET's p50/p90/p99/max idle and under the flood, the flood's
 // status mix (401: hashed; 429: throttled), the server's CPU time and the
 // load average before and after (the machine may be shared).
+//
+// # Revocation propagation (-propagation)
+//
+//	go run ./examples/bench -propagation
+//
+// measures how long after a revocation is acknowledged a remote verifier in
+// another process refuses the token, on SQLite and on PostgreSQL; see
+// propagation.go.
 package main
 
 import (
@@ -95,6 +103,10 @@ type config struct {
 	flood     bool
 	scenarios string
 	verbose   bool
+
+	propagation bool
+	revocations int
+	pg          string
 }
 
 func main() {
@@ -109,6 +121,9 @@ func main() {
 	flag.BoolVar(&c.flood, "flood", false, "measure a login flood instead (defaults then: -c 64 -d 15s)")
 	flag.StringVar(&c.scenarios, "scenarios", "ab", "scenarios of -flood to run: a, b or ab")
 	flag.BoolVar(&c.verbose, "v", false, "print wrk's output (-flood)")
+	flag.BoolVar(&c.propagation, "propagation", false, "measure how fast revocations reach a remote verifier instead (see propagation.go)")
+	flag.IntVar(&c.revocations, "revocations", 100, "revocations per series (-propagation)")
+	flag.StringVar(&c.pg, "pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server on which -propagation creates and drops a database")
 	flag.Parse()
 	if c.rounds < 1 {
 		fmt.Fprintln(os.Stderr, "bench: -rounds must be at least 1")
@@ -125,6 +140,9 @@ func main() {
 			c.duration = 15 * time.Second
 		}
 		run = runFlood
+	}
+	if c.propagation {
+		run = runPropagation
 	}
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -8,9 +8,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
+	"os"
 	"strings"
 	"time"
 
+	"golang.org/x/term"
+
+	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/audit"
+	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 )
@@ -40,29 +48,37 @@ func commandFlags(env *env, name string) (*flag.FlagSet, *storeFlags) {
 }
 
 // parseArgs parses args with fs, checks that exactly the positional
-// arguments named are given, then that the flags named by needed are not
-// empty.
-func parseArgs(fs *flag.FlagSet, args, positional []string, needed ...string) error {
+// arguments named are given, that the flags named by needed are not empty,
+// and that the store flags make sense.
+func parseArgs(fs *flag.FlagSet, sf *storeFlags, args, positional []string, needed ...string) error {
 	if err := parse(fs, args, positional...); err != nil {
 		return err
 	}
-	return required(fs, needed...)
+	if err := required(fs, needed...); err != nil {
+		return err
+	}
+	return sf.check(fs)
 }
 
 // with opens the instance the flags name, with the one-shot commands'
-// logger, runs do on it and closes it.
-func (s *storeFlags) with(ctx context.Context, env *env, do func(inst *instance) error) error {
-	inst, err := s.open(ctx, env, quietLogger(env), nil)
+// logger, no background pruning, and tokens minted with the issuer of
+// publicURL (none for ""), runs do on it and closes it. The actions do takes
+// are audited as the command line's (audit.CLI).
+func (s *storeFlags) with(ctx context.Context, env *env, publicURL string, do func(ctx context.Context, inst *instance) error) error {
+	inst, err := s.open(ctx, env, quietLogger(env), latchkey.Options{
+		Issuer:        issuerFor(publicURL),
+		PruneInterval: -1,
+	}, nil)
 	if err != nil {
 		return err
 	}
 	defer inst.Close()
-	return do(inst)
+	return do(audit.NewContext(ctx, audit.CLI), inst)
 }
 
-// noProject turns store.ErrNotFound, which the Latchkey methods the commands
-// call return for an unknown project, into the "no project" error; other
-// errors, and nil, pass unchanged.
+// noProject turns store.ErrNotFound, which the services the commands call
+// return for an unknown project, into the "no project" error; other errors,
+// and nil, pass unchanged.
 func noProject(err error, project string) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("no project %q", project)
@@ -83,14 +99,14 @@ func checkProject(ctx context.Context, inst *instance, project string) error {
 // cmdProjectCreate: project create NAME.
 func cmdProjectCreate(ctx context.Context, env *env, args []string) error {
 	fs, sf := commandFlags(env, "project create")
-	if err := parseArgs(fs, args, []string{"NAME"}); err != nil {
+	if err := parseArgs(fs, sf, args, []string{"NAME"}); err != nil {
 		return err
 	}
 	name := fs.Arg(0)
 	if !store.ValidProjectID(name) {
-		return fmt.Errorf("%w: project name %q must match [a-z0-9][a-z0-9-]{0,62}", errUsage, name)
+		return usagef(fs.Name(), "project name %q must match [a-z0-9][a-z0-9-]{0,62}", name)
 	}
-	return sf.with(ctx, env, func(inst *instance) error {
+	return sf.with(ctx, env, "", func(ctx context.Context, inst *instance) error {
 		p, err := inst.lk.CreateProject(ctx, name)
 		if errors.Is(err, store.ErrConflict) {
 			return fmt.Errorf("project %q already exists", name)
@@ -102,37 +118,130 @@ func cmdProjectCreate(ctx context.Context, env *env, args []string) error {
 	})
 }
 
+// userJSON is a user as the user commands print it; never the password
+// hash.
+func userJSON(u store.User) map[string]any {
+	return map[string]any{
+		"id": u.ID, "project": u.ProjectID, "email": u.Email, "tags": u.Tags,
+		"created_at": timeJSON(u.CreatedAt), "disabled_at": timeJSON(u.DisabledAt),
+	}
+}
+
 // cmdUserCreate: user create -project P -email E [-tags a,b], password from
 // the first line of stdin.
 func cmdUserCreate(ctx context.Context, env *env, args []string) error {
 	fs, sf := commandFlags(env, "user create")
 	project := fs.String("project", "", "project of the user")
 	email := fs.String("email", "", "email address of the user")
-	tags := fs.String("tags", "", "comma-separated tags, for example admin")
-	if err := parseArgs(fs, args, nil, "project", "email"); err != nil {
+	tags := fs.String("tags", "", "comma-separated tags, for example admin,support")
+	if err := parseArgs(fs, sf, args, nil, "project", "email"); err != nil {
 		return err
 	}
-	password, err := readPassword(env.stdin)
+	password, err := readPassword(env, *email)
 	if err != nil {
 		return err
 	}
-	return sf.with(ctx, env, func(inst *instance) error {
-		u, err := inst.lk.CreateUser(ctx, *project, *email, password, splitTags(*tags))
-		if errors.Is(err, store.ErrConflict) {
+	return sf.with(ctx, env, "", func(ctx context.Context, inst *instance) error {
+		u, err := inst.lk.Users().Create(ctx, *project, *email, password, splitTags(*tags))
+		switch {
+		case errors.Is(err, store.ErrConflict):
 			return fmt.Errorf("project %q already has a user with email %q", *project, *email)
-		}
-		if err != nil {
+		case errors.Is(err, store.ErrInvalid):
+			return invalidArg(fs.Name(), err)
+		case err != nil:
 			return noProject(err, *project)
 		}
-		return env.out.print(map[string]any{
-			"id": u.ID, "project": u.ProjectID, "email": u.Email, "tags": u.Tags, "created_at": timeJSON(u.CreatedAt),
-		})
+		return env.out.print(userJSON(u))
 	})
 }
 
-// readPassword reads the first line of r, without its line ending.
-func readPassword(r io.Reader) (string, error) {
-	line, err := bufio.NewReader(r).ReadString('\n')
+// cmdUserDisable: user disable -project P -email E.
+func cmdUserDisable(ctx context.Context, env *env, args []string) error {
+	return userChange(ctx, env, args, "user disable", (*identity.Users).Disable)
+}
+
+// cmdUserEnable: user enable -project P -email E.
+func cmdUserEnable(ctx context.Context, env *env, args []string) error {
+	return userChange(ctx, env, args, "user enable", (*identity.Users).Enable)
+}
+
+// userChange runs a command that changes one user named by -project and
+// -email, and prints the user as changed.
+func userChange(ctx context.Context, env *env, args []string, name string, change func(*identity.Users, context.Context, string, string) (store.User, error)) error {
+	fs, sf := commandFlags(env, name)
+	project := fs.String("project", "", "project of the user")
+	email := fs.String("email", "", "email address of the user")
+	if err := parseArgs(fs, sf, args, nil, "project", "email"); err != nil {
+		return err
+	}
+	return sf.with(ctx, env, "", func(ctx context.Context, inst *instance) error {
+		if err := checkProject(ctx, inst, *project); err != nil {
+			return err
+		}
+		users := inst.lk.Users()
+		u, err := users.GetByEmail(ctx, *project, *email)
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+			return fmt.Errorf("project %q has no user with email %q", *project, *email)
+		}
+		if err != nil {
+			return err
+		}
+		if u, err = change(users, ctx, *project, u.ID); err != nil {
+			return err
+		}
+		return env.out.print(userJSON(u))
+	})
+}
+
+// cmdUserList: user list -project P; one user per line, oldest first.
+func cmdUserList(ctx context.Context, env *env, args []string) error {
+	fs, sf := commandFlags(env, "user list")
+	project := fs.String("project", "", "project whose users to list")
+	prefix := fs.String("email-prefix", "", "list only users whose email starts with this (case-insensitively)")
+	if err := parseArgs(fs, sf, args, nil, "project"); err != nil {
+		return err
+	}
+	return sf.with(ctx, env, "", func(ctx context.Context, inst *instance) error {
+		if err := checkProject(ctx, inst, *project); err != nil {
+			return err
+		}
+		req := paginate.Request{Limit: paginate.MaxLimit}
+		for {
+			page, err := inst.lk.Users().List(ctx, *project, *prefix, req)
+			if err != nil {
+				return err
+			}
+			for _, u := range page.Items {
+				if err := env.out.print(userJSON(u)); err != nil {
+					return err
+				}
+			}
+			if !page.HasMore {
+				return nil
+			}
+			last := page.Items[len(page.Items)-1]
+			req.After = paginate.Cursor{ID: last.ID, CreatedAt: last.CreatedAt}
+		}
+	})
+}
+
+// readPassword reads the new user's password: on a terminal, after a prompt
+// on stderr and without echo; otherwise the first line of stdin, without
+// its line ending.
+func readPassword(env *env, email string) (string, error) {
+	if f, ok := env.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprintf(env.stderr, "Password for %s: ", email)
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(env.stderr)
+		if err != nil {
+			return "", fmt.Errorf("reading the password: %w", err)
+		}
+		if len(b) == 0 {
+			return "", errors.New("the password is empty")
+		}
+		return string(b), nil
+	}
+	line, err := bufio.NewReader(env.stdin).ReadString('\n')
 	if err != nil && !(errors.Is(err, io.EOF) && line != "") {
 		return "", errors.New("reading the password from the first line of stdin: none given")
 	}
@@ -143,13 +252,16 @@ func readPassword(r io.Reader) (string, error) {
 	return line, nil
 }
 
-// splitTags splits "a, b,,c" into [a b c].
+// splitTags splits "a, b" into [a b]; "" is no tags. White space around a
+// tag goes, nothing else is changed or dropped: the store refuses malformed
+// tags ("a,,b", "Ops Team") rather than have them change silently.
 func splitTags(s string) []string {
-	tags := []string{}
-	for _, t := range strings.Split(s, ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			tags = append(tags, t)
-		}
+	if strings.TrimSpace(s) == "" {
+		return []string{}
+	}
+	tags := strings.Split(s, ",")
+	for i, t := range tags {
+		tags[i] = strings.TrimSpace(t)
 	}
 	return tags
 }
@@ -159,11 +271,16 @@ func cmdContactCreate(ctx context.Context, env *env, args []string) error {
 	fs, sf := commandFlags(env, "contact create")
 	project := fs.String("project", "", "project of the contact")
 	name := fs.String("name", "", "name of the contact")
-	if err := parseArgs(fs, args, nil, "project", "name"); err != nil {
+	if err := parseArgs(fs, sf, args, nil, "project", "name"); err != nil {
 		return err
 	}
-	return sf.with(ctx, env, func(inst *instance) error {
-		c, err := inst.lk.CreateContact(ctx, *project, *name)
+	return sf.with(ctx, env, "", func(ctx context.Context, inst *instance) error {
+		c, err := inst.st.CreateContact(ctx, store.Contact{
+			ID: store.NewID(store.PrefixContact), ProjectID: *project, Name: strings.TrimSpace(*name), CreatedAt: time.Now(),
+		})
+		if errors.Is(err, store.ErrInvalid) {
+			return invalidArg(fs.Name(), err)
+		}
 		if err != nil {
 			return noProject(err, *project)
 		}
@@ -176,18 +293,18 @@ func cmdContactSeed(ctx context.Context, env *env, args []string) error {
 	fs, sf := commandFlags(env, "contact seed")
 	project := fs.String("project", "", "project to seed")
 	n := fs.Int("n", 0, "number of contacts to add")
-	if err := parseArgs(fs, args, nil, "project"); err != nil {
+	if err := parseArgs(fs, sf, args, nil, "project"); err != nil {
 		return err
 	}
 	if *n <= 0 {
-		return fmt.Errorf("%w: contact seed needs -n N with N > 0", errUsage)
+		return usagef(fs.Name(), "-n must be a number of contacts above 0")
 	}
-	return sf.with(ctx, env, func(inst *instance) error {
+	return sf.with(ctx, env, "", func(ctx context.Context, inst *instance) error {
 		if err := checkProject(ctx, inst, *project); err != nil {
 			return err
 		}
 		start := time.Now()
-		if err := inst.lk.SeedContacts(ctx, *project, *n, nil); err != nil {
+		if err := seedContacts(ctx, inst.st, time.Now, *project, *n); err != nil {
 			return err
 		}
 		return env.out.print(map[string]any{"project": *project, "seeded": *n, "seconds": time.Since(start).Seconds()})
@@ -199,11 +316,15 @@ func cmdKeyCreate(ctx context.Context, env *env, args []string) error {
 	fs, sf := commandFlags(env, "key create")
 	project := fs.String("project", "", "project of the key")
 	name := fs.String("name", "", "label of the key")
-	if err := parseArgs(fs, args, nil, "project", "name"); err != nil {
+	publicURL := registerPublicURL(fs, env)
+	if err := parseArgs(fs, sf, args, nil, "project", "name"); err != nil {
 		return err
 	}
-	return sf.with(ctx, env, func(inst *instance) error {
-		k, token, err := inst.lk.CreateAPIKey(ctx, *project, *name)
+	return sf.with(ctx, env, *publicURL, func(ctx context.Context, inst *instance) error {
+		k, token, err := inst.lk.APIKeys().Create(ctx, *project, *name)
+		if errors.Is(err, keys.ErrInvalidName) {
+			return invalidArg(fs.Name(), err)
+		}
 		if err != nil {
 			return noProject(err, *project)
 		}
@@ -223,14 +344,14 @@ func keyJSON(k store.APIKey) map[string]any {
 func cmdKeyList(ctx context.Context, env *env, args []string) error {
 	fs, sf := commandFlags(env, "key list")
 	project := fs.String("project", "", "project whose keys to list")
-	if err := parseArgs(fs, args, nil, "project"); err != nil {
+	if err := parseArgs(fs, sf, args, nil, "project"); err != nil {
 		return err
 	}
-	return sf.with(ctx, env, func(inst *instance) error {
+	return sf.with(ctx, env, "", func(ctx context.Context, inst *instance) error {
 		if err := checkProject(ctx, inst, *project); err != nil {
 			return err
 		}
-		ks, err := inst.lk.ListAPIKeys(ctx, *project)
+		ks, err := inst.lk.APIKeys().List(ctx, *project)
 		if err != nil {
 			return err
 		}
@@ -247,12 +368,12 @@ func cmdKeyList(ctx context.Context, env *env, args []string) error {
 func cmdKeyRevoke(ctx context.Context, env *env, args []string) error {
 	fs, sf := commandFlags(env, "key revoke")
 	project := fs.String("project", "", "project of the key")
-	if err := parseArgs(fs, args, []string{"ID"}, "project"); err != nil {
+	if err := parseArgs(fs, sf, args, []string{"ID"}, "project"); err != nil {
 		return err
 	}
 	id := fs.Arg(0)
-	return sf.with(ctx, env, func(inst *instance) error {
-		if err := inst.lk.RevokeAPIKey(ctx, *project, id); errors.Is(err, store.ErrNotFound) {
+	return sf.with(ctx, env, "", func(ctx context.Context, inst *instance) error {
+		if err := inst.lk.APIKeys().Revoke(ctx, *project, id); errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
 			return fmt.Errorf("project %q has no API key %q", *project, id)
 		} else if err != nil {
 			return err
@@ -262,5 +383,68 @@ func cmdKeyRevoke(ctx context.Context, env *env, args []string) error {
 			return err
 		}
 		return env.out.print(keyJSON(k))
+	})
+}
+
+// cmdAuditList: audit list -project P [-limit N] [-cursor C]; the audit
+// log, newest first, one entry per line. Without -limit every entry is
+// printed; with it one page, followed by a {"pagination": ...} line whose
+// next_cursor, given as -cursor, prints the next page.
+func cmdAuditList(ctx context.Context, env *env, args []string) error {
+	fs, sf := commandFlags(env, "audit list")
+	project := fs.String("project", "", "project whose audit log to list")
+	limit := fs.String("limit", "", "entries per page (1 to 100); without it, every entry")
+	cursor := fs.String("cursor", "", "next_cursor of the previous page")
+	action := fs.String("action", "", "list only entries with this action, for example apikey.revoke")
+	target := fs.String("target", "", "list only entries with this target id")
+	if err := parseArgs(fs, sf, args, nil, "project"); err != nil {
+		return err
+	}
+	q := url.Values{}
+	if *limit != "" {
+		q.Set("limit", *limit)
+	}
+	if *cursor != "" {
+		q.Set("cursor", *cursor)
+	}
+	req, err := paginate.ParseRequest(q)
+	switch {
+	case errors.Is(err, paginate.ErrInvalidLimit):
+		return usagef(fs.Name(), "-limit must be an integer from 1 to %d", paginate.MaxLimit)
+	case err != nil:
+		return usagef(fs.Name(), "-cursor must be the next_cursor of a previous page")
+	}
+	all := *limit == ""
+	if all {
+		req.Limit = paginate.MaxLimit
+	}
+	filter := store.AuditFilter{Action: *action, Target: *target}
+	return sf.with(ctx, env, "", func(ctx context.Context, inst *instance) error {
+		if err := checkProject(ctx, inst, *project); err != nil {
+			return err
+		}
+		for {
+			page, err := inst.st.ListAudit(ctx, *project, filter, req)
+			if err != nil {
+				return err
+			}
+			for _, e := range page.Items {
+				if err := env.out.print(map[string]any{
+					"id": e.ID, "at": timeJSON(e.At), "actor": e.Actor, "action": e.Action,
+					"target": e.Target, "client_addr": e.ClientAddr,
+				}); err != nil {
+					return err
+				}
+			}
+			resp := paginate.NewResponse(page, req, func(e store.AuditEntry) store.AuditEntry { return e },
+				func(e store.AuditEntry) paginate.Cursor { return paginate.Cursor{ID: e.ID, CreatedAt: e.At} })
+			if !all {
+				return env.out.print(map[string]any{"pagination": resp.Pagination})
+			}
+			if !page.HasMore {
+				return nil
+			}
+			req.After, _ = paginate.ParseCursor(resp.Pagination.NextCursor)
+		}
 	})
 }

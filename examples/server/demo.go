@@ -6,9 +6,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
+	"time"
 
-	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/audit"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -22,9 +24,10 @@ const (
 // the admin user demoEmail with a random password. The user is created last
 // and marks the seeding as done, so a later -demo seeds nothing. It prints
 // the credentials once, as JSON on stdout, and curl lines to try on stderr.
-func seedDemo(ctx context.Context, env *env, lk *latchkey.Latchkey, sf *storeFlags, baseURL string) error {
+func seedDemo(ctx context.Context, env *env, inst *instance, sf *storeFlags, baseURL string) error {
 	const project = store.DefaultProject
-	_, err := lk.Store().GetUserByEmail(ctx, project, demoEmail)
+	ctx = audit.NewContext(ctx, audit.CLI)
+	_, err := inst.st.GetUserByEmail(ctx, project, demoEmail)
 	switch {
 	case err == nil:
 		if err := env.out.print(map[string]any{"event": "demo", "seeded": false, "project": project, "email": demoEmail}); err != nil {
@@ -37,11 +40,11 @@ func seedDemo(ctx context.Context, env *env, lk *latchkey.Latchkey, sf *storeFla
 	case !errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("demo: %w", err)
 	}
-	if err := lk.SeedContacts(ctx, project, demoContacts, nil); err != nil {
+	if err := seedContacts(ctx, inst.st, time.Now, project, demoContacts); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
 	password := randomPassword()
-	u, err := lk.CreateUser(ctx, project, demoEmail, password, []string{"admin"})
+	u, err := inst.lk.Users().Create(ctx, project, demoEmail, password, []string{"admin"})
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
@@ -68,11 +71,18 @@ func randomPassword() string {
 // API key against baseURL. password is pasted into the login line as it is
 // (a literal password, or a shell variable reference).
 func curlLines(baseURL string, sf *storeFlags, password string) string {
-	where := ""
-	if sf.db != "" {
-		where = ` -db "$LATCHKEY_DB"`
-	} else if sf.data != defaultDataDir {
+	where, setup := "", ""
+	if sf.data != defaultDataDir {
+		// The master key is there, whatever the database.
 		where = " -data " + shellQuote(sf.data)
+	}
+	switch {
+	case sf.db != "" && dbURLHasPassword(sf.db):
+		// The lines are printed: never the database's password.
+		where += ` -db "$LATCHKEY_DB"`
+		setup = "# set LATCHKEY_DB to the -db URL this server runs with\n    LATCHKEY_DB='postgres://...'\n    "
+	case sf.db != "":
+		where += " -db " + shellQuote(sf.db)
 	}
 	cli := "go run ./examples/server key create" + where
 	revoke := "go run ./examples/server key revoke" + where
@@ -91,8 +101,21 @@ func curlLines(baseURL string, sf *storeFlags, password string) string {
 		`APIKEY=$(echo "$KEY" | sed -E 's/.*"token":"([^"]*)".*/\1/'); curl -s "$B/v1/contacts?limit=2" -H "Authorization: Bearer $APIKEY"`,
 		revoke + ` -project default $(echo "$KEY" | sed -E 's/.*"id":"([^"]*)".*/\1/')`,
 		`curl -s "$B/v1/contacts?limit=2" -H "Authorization: Bearer $APIKEY"   # 401 invalid_token from now on`,
+		"# end the session of the login above, on every server: its tokens are refused from now on",
+		`curl -s -o /dev/null -w '%{http_code}\n' -X POST "$B/v1/identity/logout" -H 'Content-Type: application/json' -d '{"refresh_token":"'"$REFRESH"'"}'   # 204`,
+		`curl -s "$B/v1/contacts?limit=1" -H "Authorization: Bearer $TOKEN"   # 401 invalid_token: the session ended`,
 	}
-	return "    " + strings.Join(lines, "\n    ") + "\n"
+	return "    " + setup + strings.Join(lines, "\n    ") + "\n"
+}
+
+// dbURLHasPassword reports whether the -db URL carries a password.
+func dbURLHasPassword(db string) bool {
+	u, err := url.Parse(db)
+	if err != nil {
+		return true // unknown: treat it as secret
+	}
+	_, has := u.User.Password()
+	return has || u.Query().Has("password")
 }
 
 // shellQuote quotes s for a POSIX shell.

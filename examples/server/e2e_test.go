@@ -8,6 +8,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +29,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/latchkey-dev/latchkey/internal/openapitest"
 	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
 )
@@ -68,6 +71,8 @@ type server struct {
 	stderr *testutil.Buffer
 	stdout []map[string]any // the JSON lines printed up to "listening"
 	done   chan error
+	// client checks every exchange against the OpenAPI document.
+	client *http.Client
 }
 
 // startServer runs the server on dir and a free port, and waits until it
@@ -76,7 +81,12 @@ func startServer(t *testing.T, dir string, args ...string) *server {
 	t.Helper()
 	cmd := exec.Command(serverBin, append([]string{"serve", "-addr", "127.0.0.1:0", "-data", dir}, args...)...)
 	cmd.Env = childEnv()
-	s := &server{t: t, cmd: cmd, stderr: &testutil.Buffer{}, done: make(chan error, 1)}
+	contract := openapitest.New(t, &openapitest.Options{
+		ProjectPrefix: "/p/",
+		Unchecked:     []string{"/healthz"}, // the example server's own
+	})
+	s := &server{t: t, cmd: cmd, stderr: &testutil.Buffer{}, done: make(chan error, 1),
+		client: &http.Client{Transport: contract.Transport(nil)}}
 	cmd.Stderr = s.stderr
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -162,7 +172,7 @@ func (s *server) do(method, path, token, body string) result {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := s.client.Do(req)
 	require.NoError(s.t, err)
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
@@ -443,13 +453,13 @@ func TestE2E_revocationByTheCLIWhileServing(t *testing.T) {
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	key := ok(t, dir, "", "key create", "-project", "default", "-name", "backend")[0]
-	require.ElementsMatch(t, []string{"id", "name", "token"}, keys(key))
+	require.ElementsMatch(t, []string{"id", "name", "token"}, memberNames(key))
 	token := key["token"].(string)
 	require.Equal(t, http.StatusOK, s.do("GET", "/v1/contacts", token, "").status)
 
 	listed := ok(t, dir, "", "key list", "-project", "default")
 	require.Len(t, listed, 1)
-	assert.ElementsMatch(t, []string{"id", "name", "created_at", "last_used_at", "revoked_at"}, keys(listed[0]))
+	assert.ElementsMatch(t, []string{"id", "name", "created_at", "last_used_at", "revoked_at"}, memberNames(listed[0]))
 	assert.Nil(t, listed[0]["revoked_at"])
 
 	revoked := ok(t, dir, "", "key revoke", "-project", "default", key["id"].(string))
@@ -560,13 +570,33 @@ func TestE2E_masterKey(t *testing.T) {
 	// LATCHKEY_MASTER_KEY overrides the file; a data directory used only
 	// with it gets no master.key.
 	dir2 := t.TempDir()
-	res := cliEnv(t, dir2, "", []string{masterKeyEnv + "=" + strings.Repeat("A", 43) + "="}, "key create", "-project", "default", "-name", "k")
+	random := make([]byte, 32)
+	_, _ = rand.Read(random)
+	res := cliEnv(t, dir2, "", []string{masterKeyEnv + "=" + base64.StdEncoding.EncodeToString(random)}, "key create", "-project", "default", "-name", "k")
 	require.Equal(t, 0, res.code, res.stderr)
 	_, err = os.Stat(filepath.Join(dir2, "master.key"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	res = cliEnv(t, dir2, "", []string{masterKeyEnv + "=dG9vIHNob3J0"}, "key list", "-project", "default")
 	assert.Equal(t, 1, res.code)
 	assert.Contains(t, res.stderr, masterKeyEnv)
+	// A lost master.key is not silently replaced beside a database sealed
+	// with it, and another key is refused with a clear message.
+	require.NoError(t, os.Rename(filepath.Join(dir, "master.key"), filepath.Join(dir, "kept.key")))
+	res = cli(t, dir, "", "key list", "-project", "default")
+	assert.Equal(t, 1, res.code)
+	assert.Contains(t, res.stderr, "master.key does not exist")
+	_, err = os.Stat(filepath.Join(dir, "master.key"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "no new key was made")
+	res = cliEnv(t, dir, "", []string{masterKeyEnv + "=" + base64.StdEncoding.EncodeToString(random)}, "key list", "-project", "default")
+	assert.Equal(t, 1, res.code)
+	assert.Contains(t, res.stderr, "does not open")
+	require.NoError(t, os.Rename(filepath.Join(dir, "kept.key"), filepath.Join(dir, "master.key")))
+	ok(t, dir, "", "key list", "-project", "default")
+
+	// A key of zero bytes is a key never set: refused, with a clear message.
+	res = cliEnv(t, t.TempDir(), "", []string{masterKeyEnv + "=" + strings.Repeat("A", 43) + "="}, "key list", "-project", "default")
+	assert.Equal(t, 1, res.code)
+	assert.Contains(t, res.stderr, "all zero")
 }
 
 func TestE2E_commandLineErrors(t *testing.T) {
@@ -587,13 +617,25 @@ func TestE2E_commandLineErrors(t *testing.T) {
 		{"seed nothing", "", []string{"contact", "seed", "-data", dir, "-project", "default", "-n", "0"}, 2},
 		{"bad flag", "", []string{"serve", "-data", dir, "-nope"}, 2},
 		{"postgres only", "", []string{"key", "list", "-data", dir, "-db", "mysql://x", "-project", "default"}, 2},
+		{"empty db", "", []string{"key", "list", "-data", dir, "-db", "", "-project", "default"}, 2},
+		{"not a number", "", []string{"contact", "seed", "-data", dir, "-project", "default", "-n", "abc"}, 2},
+		{"not an email", "pw\n", []string{"user", "create", "-data", dir, "-project", "default", "-email", "notanemail"}, 2},
+		{"malformed tags", "pw\n", []string{"user", "create", "-data", dir, "-project", "default", "-email", "t@example.com", "-tags", "admin,,Ops Team"}, 2},
+		{"long contact name", "", []string{"contact", "create", "-data", dir, "-project", "default", "-name", strings.Repeat("n", 1000)}, 2},
+		{"bidi key name", "", []string{"key", "create", "-data", dir, "-project", "default", "-name", "invoice\u202egnp.exe"}, 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res := cli(t, "", tc.stdin, tc.args...)
 			assert.Equal(t, tc.code, res.code, res.stderr)
 			assert.Empty(t, res.lines, "nothing on stdout")
-			assert.True(t, strings.HasPrefix(res.stderr, "latchkey: ") || strings.Contains(res.stderr, "flag provided but not defined"), res.stderr)
+			assert.True(t, strings.HasPrefix(res.stderr, "latchkey: "), res.stderr)
+			assert.NotContains(t, res.stderr, "latchkey: latchkey:", "no stutter")
+			assert.NotContains(t, res.stderr, "login-address-limit", "the benchmark's flag is not advertised")
+			assert.NotContains(t, res.stderr, "Usage of", "the command's own usage, not the flag package's")
+			if tc.code == 2 && !strings.HasPrefix(tc.name, "unknown") && tc.name != "postgres only" {
+				assert.Equal(t, 3, strings.Count(res.stderr, "\n"), "one message and the command's usage:\n%s", res.stderr)
+			}
 		})
 	}
 	ok(t, dir, "", "project create", "dup")
@@ -638,6 +680,13 @@ func TestE2E_demo(t *testing.T) {
 }
 
 func TestE2E_demoWalkthroughAsPasted(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { walkthrough(t) })
+	t.Run("postgres", func(t *testing.T) { walkthrough(t, "-db", pgtest.NewDatabase(t)) })
+}
+
+// walkthrough runs the demo's printed lines, as pasted, against a server
+// started with -demo and args.
+func walkthrough(t *testing.T, args ...string) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("curl is missing: CI must run the demo walkthrough (apt-get install curl)")
@@ -645,7 +694,7 @@ func TestE2E_demoWalkthroughAsPasted(t *testing.T) {
 		t.Skip("curl not installed")
 	}
 	dir := t.TempDir()
-	s := startServer(t, dir, "-demo")
+	s := startServer(t, dir, append([]string{"-demo"}, args...)...)
 	// The lines printed to try, as a user pastes them, with the built
 	// binary in place of "go run ./examples/server".
 	// stderr reaches the test through a pipe: wait for the banner.
@@ -683,10 +732,12 @@ func TestE2E_demoWalkthroughAsPasted(t *testing.T) {
 	assert.Contains(t, o, `"token"`)
 	assert.Equal(t, 2, strings.Count(o, `"pagination":{"limit":3,"has_more":true`), "two pages with the login token:\n%s", o)
 	assert.Equal(t, 1, strings.Count(o, `"pagination":{"limit":2,"has_more":true`), "one page with the API key:\n%s", o)
+	assert.Contains(t, o, "\n204\n", "the logout")
+	assert.Equal(t, 2, strings.Count(o, `"code":"invalid_token"`), "the revoked key, then the login token of the ended session:\n%s", o)
 	assert.Contains(t, o, `"code":"invalid_token"`, "the revoked key is refused")
 }
 
-func keys(m map[string]any) []string {
+func memberNames(m map[string]any) []string {
 	var ks []string
 	for k := range m {
 		ks = append(ks, k)

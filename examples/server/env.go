@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 	"sync"
 )
@@ -37,11 +36,12 @@ func (o *output) print(v any) error {
 	return err
 }
 
-// newFlags returns a flag set for command name whose errors go to stderr
-// and make the command fail with a usage error.
+// newFlags returns a flag set for command name whose errors make the
+// command fail with a usage error (the command's usage line is printed
+// then, not the flag package's own block).
 func newFlags(env *env, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs.SetOutput(io.Discard)
 	return fs
 }
 
@@ -51,13 +51,13 @@ func parse(fs *flag.FlagSet, args []string, positional ...string) error {
 		if err == flag.ErrHelp {
 			return err
 		}
-		return fmt.Errorf("%w: %s: %v", errUsage, fs.Name(), err)
+		return usagef(fs.Name(), "%v", err)
 	}
 	if fs.NArg() != len(positional) {
 		if len(positional) == 0 {
-			return fmt.Errorf("%w: %s takes no arguments after its flags, got %q (flags come before arguments)", errUsage, fs.Name(), fs.Args())
+			return usagef(fs.Name(), "takes no arguments after its flags, got %q (flags come before arguments)", fs.Args())
 		}
-		return fmt.Errorf("%w: %s needs %v after its flags, got %q (flags come before arguments)", errUsage, fs.Name(), positional, fs.Args())
+		return usagef(fs.Name(), "needs %v after its flags, got %q (flags come before arguments)", positional, fs.Args())
 	}
 	return nil
 }
@@ -66,7 +66,7 @@ func parse(fs *flag.FlagSet, args []string, positional ...string) error {
 func required(fs *flag.FlagSet, names ...string) error {
 	for _, n := range names {
 		if fs.Lookup(n).Value.String() == "" {
-			return fmt.Errorf("%w: %s needs -%s", errUsage, fs.Name(), n)
+			return usagef(fs.Name(), "needs -%s", n)
 		}
 	}
 	return nil

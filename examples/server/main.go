@@ -8,14 +8,18 @@
 //
 // # Commands
 //
-//	serve (default) [-addr 127.0.0.1:8080] [-data DIR] [-db URL] [-demo] [-login-address-limit N]
+//	serve (default) [-addr 127.0.0.1:8080] [-data DIR] [-db URL] [-public-url URL] [-demo]
 //	project create [-data DIR] [-db URL] NAME
 //	user create    [-data DIR] [-db URL] -project P -email E [-tags a,b]   (password: first line of stdin)
+//	user disable   [-data DIR] [-db URL] -project P -email E
+//	user enable    [-data DIR] [-db URL] -project P -email E
+//	user list      [-data DIR] [-db URL] -project P [-email-prefix S]
 //	contact create [-data DIR] [-db URL] -project P -name N
 //	contact seed   [-data DIR] [-db URL] -project P -n N
-//	key create     [-data DIR] [-db URL] -project P -name N
+//	key create     [-data DIR] [-db URL] [-public-url URL] -project P -name N
 //	key list       [-data DIR] [-db URL] -project P
 //	key revoke     [-data DIR] [-db URL] -project P ID
+//	audit list     [-data DIR] [-db URL] -project P [-limit N] [-cursor C] [-action A] [-target ID]
 //
 // Flags come before positional arguments. Every command prints JSON, one
 // object per line, on stdout; errors go to stderr with exit status 1 (2 for
@@ -32,7 +36,10 @@
 // # Serving
 //
 // The server serves project P at http://ADDR/p/P and the project default
-// also at http://ADDR. It prints {"event":"listening",...} on stdout when it
+// also at http://ADDR. Tokens carry iss = {public}/p/P (project P) or
+// {public} (default), where {public} is -public-url, LATCHKEY_PUBLIC_URL, or
+// for serve http://ADDR; the one-shot commands mint without iss unless given
+// one. It prints {"event":"listening",...} on stdout when it
 // accepts connections, logs one JSON line per request to stderr (never a
 // token, a password or a query string), answers GET /healthz, and on SIGINT
 // or SIGTERM finishes in-flight requests before closing the store.
@@ -52,7 +59,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/latchkey-dev/latchkey/store"
 )
 
 func main() {
@@ -65,6 +75,51 @@ func main() {
 // errUsage marks an error in the command line; it exits with status 2.
 var errUsage = errors.New("usage")
 
+// usageError is a mistake in the command line of command cmd ("" when no
+// command was recognised). It matches errUsage.
+type usageError struct {
+	cmd, msg string
+}
+
+func (e *usageError) Error() string {
+	if e.cmd == "" {
+		return e.msg
+	}
+	return e.cmd + ": " + e.msg
+}
+
+func (e *usageError) Is(target error) bool { return target == errUsage }
+
+// usagef returns a usageError of command cmd.
+func usagef(cmd, format string, args ...any) error {
+	return &usageError{cmd: cmd, msg: fmt.Sprintf(format, args...)}
+}
+
+// invalidArg returns the usageError of an argument the store's checks (or a
+// service's) refused, in their own words, when err is one; else err.
+func invalidArg(cmd string, err error) error {
+	var ae *store.ArgError
+	if errors.As(err, &ae) {
+		return usagef(cmd, "%s", ae.Reason)
+	}
+	return err
+}
+
+// usageOf returns the lines of usageText for command cmd, or all of them.
+func usageOf(cmd string) string {
+	if cmd == "" {
+		return usageText
+	}
+	var b strings.Builder
+	b.WriteString("usage:\n")
+	for _, line := range strings.Split(usageText, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "server "+cmd+" ") || cmd == "serve" && strings.HasPrefix(strings.TrimSpace(line), "server [serve]") {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}
+
 // run executes one command line and returns the exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	env := &env{stdin: stdin, out: newOutput(stdout), stderr: stderr, getenv: os.Getenv}
@@ -76,7 +131,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(stderr, "latchkey: %v\n", err)
-		fmt.Fprint(stderr, usageText)
+		var ue *usageError
+		cmd := ""
+		if errors.As(err, &ue) {
+			cmd = ue.cmd
+		}
+		fmt.Fprint(stderr, usageOf(cmd))
 		return 2
 	default:
 		fmt.Fprintf(stderr, "latchkey: %v\n", err)
@@ -85,14 +145,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 const usageText = `usage:
-  server [serve] [-addr 127.0.0.1:8080] [-data DIR] [-db URL] [-demo] [-login-address-limit N]
+  server [serve] [-addr 127.0.0.1:8080] [-data DIR] [-db URL] [-public-url URL] [-demo]
   server project create [-data DIR] [-db URL] NAME
   server user create    [-data DIR] [-db URL] -project P -email E [-tags a,b]   (password: first line of stdin)
+  server user disable   [-data DIR] [-db URL] -project P -email E
+  server user enable    [-data DIR] [-db URL] -project P -email E
+  server user list      [-data DIR] [-db URL] -project P [-email-prefix S]
   server contact create [-data DIR] [-db URL] -project P -name N
   server contact seed   [-data DIR] [-db URL] -project P -n N
-  server key create     [-data DIR] [-db URL] -project P -name N
+  server key create     [-data DIR] [-db URL] [-public-url URL] -project P -name N
   server key list       [-data DIR] [-db URL] -project P
   server key revoke     [-data DIR] [-db URL] -project P ID
+  server audit list     [-data DIR] [-db URL] -project P [-limit N] [-cursor C] [-action A] [-target ID]
 `
 
 // command is one subcommand.
@@ -107,6 +171,14 @@ func lookup(name string) command {
 		return cmdProjectCreate
 	case "user create":
 		return cmdUserCreate
+	case "user disable":
+		return cmdUserDisable
+	case "user enable":
+		return cmdUserEnable
+	case "user list":
+		return cmdUserList
+	case "audit list":
+		return cmdAuditList
 	case "contact create":
 		return cmdContactCreate
 	case "contact seed":
@@ -142,5 +214,5 @@ func dispatch(ctx context.Context, env *env, args []string) error {
 			return cmd(ctx, env, args[2:])
 		}
 	}
-	return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+	return usagef("", "unknown command %q", args[0])
 }

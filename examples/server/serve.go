@@ -13,6 +13,7 @@ import (
 	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/tenant"
 )
 
 // HTTP server limits. Bodies are small (the API reads at most 64 KiB), so
@@ -32,10 +33,17 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	var sf storeFlags
 	sf.register(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
+	publicURL := registerPublicURL(fs, env)
 	demo := fs.Bool("demo", false, "seed demo data once (an admin user and 1,000 contacts in project default) and print curl lines to try")
 	addressLimit := fs.Int("login-address-limit", 0, "failed sign-ins per client address and project in 15 minutes before 429 (0: the default, 50); raise it only to benchmark a login flood")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if err := sf.check(fs); err != nil {
+		return err
+	}
+	if *addressLimit < 0 {
+		return usagef(fs.Name(), "-login-address-limit must not be negative")
 	}
 	// Logs and the demo's banner share one buffered sink, flushed every
 	// 100 ms and on the way out, so they stay in order.
@@ -46,29 +54,33 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	env = &buffered
 	logger := slog.New(slog.NewJSONHandler(sink, nil))
 	tuneGC(env)
-	var tune func(store.Store, *latchkey.Options)
-	if *addressLimit < 0 {
-		return fmt.Errorf("%w: -login-address-limit must not be negative", errUsage)
-	}
-	if *addressLimit > 0 {
-		tune = func(st store.Store, o *latchkey.Options) {
-			o.Limiter = identity.NewStoreLimiter(st, &identity.LimiterOptions{AddressLimit: *addressLimit})
-		}
-	}
-	inst, err := sf.open(ctx, env, logger, tune)
-	if err != nil {
-		return err
-	}
-	defer inst.Close()
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
+	defer ln.Close()
 	baseURL := "http://" + displayAddr(ln.Addr())
+	public := *publicURL
+	if public == "" {
+		public = baseURL
+	}
+	var tune func(store.Store, *latchkey.Options)
+	if *addressLimit > 0 {
+		tune = func(st store.Store, o *latchkey.Options) {
+			o.Limiter = identity.NewStoreLimiter(st, &identity.LimiterOptions{AddressLimit: *addressLimit})
+		}
+	}
+	inst, err := sf.open(ctx, env, logger, latchkey.Options{
+		Resolver: tenant.FromRequest,
+		Issuer:   issuerFor(public),
+	}, tune)
+	if err != nil {
+		return err
+	}
+	defer inst.Close()
 	if *demo {
-		if err := seedDemo(ctx, env, inst.lk, &sf, baseURL); err != nil {
-			_ = ln.Close()
+		if err := seedDemo(ctx, env, inst, &sf, baseURL); err != nil {
 			return err
 		}
 	}
@@ -82,13 +94,15 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	// Long polls of the revocation feed answer at once when shutting down.
+	srv.RegisterOnShutdown(func() { _ = inst.lk.Close() })
 	_ = sink.Flush() // the demo's banner, before the listening line
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	if err := env.out.print(map[string]any{"event": "listening", "addr": ln.Addr().String(), "base_url": baseURL}); err != nil {
+	if err := env.out.print(map[string]any{"event": "listening", "addr": ln.Addr().String(), "base_url": baseURL, "issuer": public}); err != nil {
 		return err
 	}
-	logger.Info("listening", "addr", ln.Addr().String())
+	logger.Info("listening", "addr", ln.Addr().String(), "issuer", public)
 
 	select {
 	case err := <-served:
@@ -147,7 +161,7 @@ func displayAddr(addr net.Addr) string {
 // Latchkey: /p/{project}/... for project {project}, the rest for project
 // default. Every request is logged.
 func newRootHandler(inst *instance, logger *slog.Logger) http.Handler {
-	api := inst.lk.PathHandler(store.DefaultProject)
+	api := tenant.ByPath(projectPathPrefix, store.DefaultProject, inst.lk.Handler())
 	health := healthHandler(inst, logger)
 	return logRequests(logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" {

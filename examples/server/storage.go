@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/postgres"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
@@ -26,7 +27,6 @@ const (
 	dbFile         = "latchkey.db"
 	masterKeyFile  = "master.key"
 	masterKeyEnv   = "LATCHKEY_MASTER_KEY"
-	masterKeySize  = 32
 )
 
 // storeFlags are the -data and -db flags every command takes.
@@ -40,29 +40,45 @@ func (s *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.db, "db", "", "PostgreSQL URL (postgres://...) to use instead of SQLite")
 }
 
+// check refuses an empty -db given on purpose: it would silently use SQLite
+// instead of the database meant (an unset variable in a script).
+func (s *storeFlags) check(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "db" && s.db == "" {
+			err = usagef(fs.Name(), "-db is empty; give a postgres:// URL, or leave -db out to use SQLite in -data")
+		}
+	})
+	return err
+}
+
 // instance is an opened store and the Latchkey on it.
 type instance struct {
 	st store.Store
 	lk *latchkey.Latchkey
 }
 
-// Close closes the store.
-func (i *instance) Close() error { return i.st.Close() }
+// Close stops Latchkey's background work, then closes the store.
+func (i *instance) Close() error {
+	_ = i.lk.Close()
+	return i.st.Close()
+}
 
-// open opens the store the flags name and assembles Latchkey on it, which
-// makes sure the default project exists. tune, if not nil, may adjust
-// Latchkey's options once the store is open (the serve command sets a
-// throttling limiter on it).
-func (s *storeFlags) open(ctx context.Context, env *env, logger *slog.Logger, tune func(st store.Store, o *latchkey.Options)) (*instance, error) {
-	key, err := loadMasterKey(env, s.data)
-	if err != nil {
-		return nil, err
-	}
+// open opens the store the flags name and assembles Latchkey on it with the
+// options o (Logger set to logger), which makes sure the default project
+// exists. tune, if not nil, may adjust the options once the store is open
+// (the serve command sets a throttling limiter on it).
+func (s *storeFlags) open(ctx context.Context, env *env, logger *slog.Logger, o latchkey.Options, tune func(st store.Store, o *latchkey.Options)) (*instance, error) {
 	st, err := s.openStore(ctx, logger)
 	if err != nil {
 		return nil, err
 	}
-	o := latchkey.Options{Logger: logger}
+	key, err := loadMasterKey(ctx, env, s.data, st)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	o.Logger = logger
 	if tune != nil {
 		tune(st, &o)
 	}
@@ -79,7 +95,7 @@ func (s *storeFlags) open(ctx context.Context, env *env, logger *slog.Logger, tu
 func (s *storeFlags) openStore(ctx context.Context, logger *slog.Logger) (store.Store, error) {
 	if s.db != "" {
 		if !strings.HasPrefix(s.db, "postgres://") && !strings.HasPrefix(s.db, "postgresql://") {
-			return nil, fmt.Errorf("%w: -db must be a postgres:// URL", errUsage)
+			return nil, usagef("", "-db must be a postgres:// URL")
 		}
 		st, err := postgres.Open(ctx, s.db, &postgres.Options{Logger: logger})
 		if err != nil {
@@ -99,9 +115,10 @@ func (s *storeFlags) openStore(ctx context.Context, logger *slog.Logger) (store.
 
 // loadMasterKey returns the master key: LATCHKEY_MASTER_KEY if set, else the
 // content of DIR/master.key, which is created (mode 0600, base64 of 32
-// random bytes) if it does not exist. Two processes creating it at once
-// agree on one key.
-func loadMasterKey(env *env, dir string) ([]byte, error) {
+// random bytes) if it does not exist and st holds no sealed signing key yet:
+// a new key beside a database sealed with another could open nothing. Two
+// processes creating it at once agree on one key.
+func loadMasterKey(ctx context.Context, env *env, dir string, st store.Store) ([]byte, error) {
 	if v := env.getenv(masterKeyEnv); v != "" {
 		key, err := decodeMasterKey(v)
 		if err != nil {
@@ -125,10 +142,36 @@ func loadMasterKey(env *env, dir string) ([]byte, error) {
 		if !errors.Is(err, fs.ErrNotExist) || attempt > 0 {
 			return nil, fmt.Errorf("reading the master key: %w", err)
 		}
+		sealed, err := hasSealedKeys(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		if sealed {
+			return nil, fmt.Errorf("%s does not exist, but the database already holds signing keys sealed with a master key: "+
+				"set %s to that key (base64), or put it back in %s; a new key could open none of them", path, masterKeyEnv, path)
+		}
 		if err := createMasterKey(dir, path); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// hasSealedKeys reports whether any project of st has a signing key.
+func hasSealedKeys(ctx context.Context, st store.Store) (bool, error) {
+	ps, err := st.ListProjects(ctx)
+	if err != nil {
+		return false, fmt.Errorf("reading the projects: %w", err)
+	}
+	for _, p := range ps {
+		ks, err := st.ListSigningKeys(ctx, p.ID)
+		if err != nil {
+			return false, fmt.Errorf("reading the signing keys: %w", err)
+		}
+		if len(ks) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // createMasterKey writes a new random key to path unless it exists. The key
@@ -138,7 +181,7 @@ func createMasterKey(dir, path string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating the data directory: %w", err)
 	}
-	var key [masterKeySize]byte
+	var key [keys.MasterKeySize]byte
 	_, _ = rand.Read(key[:])
 	tmp, err := os.CreateTemp(dir, ".master.key-*")
 	if err != nil {
@@ -172,8 +215,8 @@ func decodeMasterKey(s string) ([]byte, error) {
 	s = strings.TrimSpace(s)
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 		if b, err := enc.DecodeString(s); err == nil {
-			if len(b) != masterKeySize {
-				return nil, fmt.Errorf("the master key must be base64 of %d bytes, got %d bytes", masterKeySize, len(b))
+			if err := keys.CheckMasterKey(b); err != nil {
+				return nil, err
 			}
 			return b, nil
 		}

@@ -3,8 +3,10 @@
 // contract, strict JSON request-body decoding, and an adapter that lets
 // handlers return errors instead of writing them.
 //
-// Handlers are written as [HandlerFunc], func(w, r) error. A returned *Error
-// is written as RFC 9457 problem+json with its status and code; any other
-// error becomes a generic 500 "internal" answer whose cause is logged and
-// never shown to the client.
+// Handlers are written as [HandlerFunc], func(w, r) error, and return store
+// errors as they are: [WriteError] alone decides the answer. An error
+// matching store.ErrUnavailable becomes 503 unavailable with Retry-After; a
+// returned *Error is written as RFC 9457 problem+json with its status and
+// code; any other error becomes a generic 500 "internal" answer. The causes
+// of 5xx answers are logged and never shown to the client.
 package httpapi

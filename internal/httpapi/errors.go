@@ -20,6 +20,7 @@ const (
 	CodeUnsupportedMediaType = "unsupported_media_type"
 	CodeRateLimited          = "rate_limited"
 	CodeInternal             = "internal"
+	CodeUnavailable          = "unavailable"
 )
 
 // statusOf maps each code to its HTTP status.
@@ -37,6 +38,7 @@ var statusOf = map[string]int{
 	CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
 	CodeRateLimited:          http.StatusTooManyRequests,
 	CodeInternal:             http.StatusInternalServerError,
+	CodeUnavailable:          http.StatusServiceUnavailable,
 }
 
 // Error is an API error: what the client is told (Code, Detail and the

@@ -7,10 +7,17 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+
+	"github.com/latchkey-dev/latchkey/store"
 )
 
 // ProblemContentType is the media type of every error response.
 const ProblemContentType = "application/problem+json"
+
+// RetryAfterUnavailable is the Retry-After, in seconds, of every 503
+// unavailable answer: how long a client waits before it sends the same
+// request again.
+const RetryAfterUnavailable = 2
 
 // Problem is the RFC 9457 body of every error response.
 type Problem struct {
@@ -22,24 +29,49 @@ type Problem struct {
 }
 
 // problemType is the type URI of a code. The codes are documented in the
-// README under that anchor; the URI is an identifier, not fetched.
+// OpenAPI document (openapi/openapi.json, schema ErrorCode) and the README;
+// the URI is an identifier, not fetched.
 func problemType(code string) string {
 	return "https://latchkey.dev/problems/" + code
 }
 
-// WriteError writes err as problem+json. An *Error (found with errors.As) is
-// written as it says; anything else is logged at Error level on logger and
-// answered with a generic 500. Nothing is written once the request's
-// context is done, since no client is left to read it.
+// WriteError writes err as problem+json, deciding the answer in this order:
+//
+//   - an error matching store.ErrUnavailable (errors.Is, so also an *Error
+//     whose cause matches it) is answered 503 unavailable with a
+//     Retry-After of RetryAfterUnavailable seconds; the error is logged at
+//     Warn level on logger and never shown;
+//   - an *Error (found with errors.As) is written as it says, and logged at
+//     Error level when its status is 500 or above; a 503 unavailable
+//     *Error without a Retry-After header gets that of
+//     RetryAfterUnavailable;
+//   - anything else is logged at Error level and answered with a generic
+//     500 internal.
+//
+// Nothing is written once the request's context is cancelled, since no
+// client is left to read it. A nil logger logs nothing.
 func WriteError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
 	var e *Error
-	if !errors.As(err, &e) {
+	switch {
+	case errors.Is(err, store.ErrUnavailable):
+		if logger != nil {
+			logger.WarnContext(r.Context(), "store unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
+		e = New(CodeUnavailable, "The service is temporarily unavailable. Retry the request later.")
+	case errors.As(err, &e):
+		if e.Status >= 500 && logger != nil {
+			logger.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "err", e)
+		}
+	default:
 		if logger != nil {
 			logger.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 		}
 		e = New(CodeInternal, "The server could not complete the request.")
-	} else if e.Status >= 500 && logger != nil {
-		logger.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "err", e)
+	}
+	if e.Code == CodeUnavailable && e.Header.Get("Retry-After") == "" {
+		withRetry := *e
+		withRetry.Header = e.Header.Clone()
+		e = withRetry.WithHeader("Retry-After", strconv.Itoa(RetryAfterUnavailable))
 	}
 	if errors.Is(r.Context().Err(), context.Canceled) {
 		return
@@ -47,6 +79,8 @@ func WriteError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	writeProblem(w, e)
 }
 
+// writeProblem writes e as problem+json, its body ending with a newline as
+// every JSON body does.
 func writeProblem(w http.ResponseWriter, e *Error) {
 	h := w.Header()
 	for k, vs := range e.Header {
@@ -61,6 +95,7 @@ func writeProblem(w http.ResponseWriter, e *Error) {
 		Detail: e.Detail,
 		Code:   e.Code,
 	})
+	body = append(body, '\n')
 	h.Set("Content-Type", ProblemContentType)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("Cache-Control", "no-store")

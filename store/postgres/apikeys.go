@@ -11,14 +11,16 @@ import (
 )
 
 const (
-	apiKeyColumns   = `project_id, id, name, created_at, last_used_at, revoked_at`
-	createAPIKeySQL = `INSERT INTO api_keys (project_id, id, name, created_at, last_used_at, revoked_at)
-	VALUES ($1, $2, $3, $4, $5, $6)`
+	apiKeyColumns   = `project_id, id, name, created_by, signing_key_id, created_at, last_used_at, revoked_at`
+	createAPIKeySQL = `INSERT INTO api_keys (` + apiKeyColumns + `)
+	VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL)`
 	getAPIKeySQL   = `SELECT ` + apiKeyColumns + ` FROM api_keys WHERE project_id = $1 AND id = $2`
 	listAPIKeysSQL = `SELECT ` + apiKeyColumns + ` FROM api_keys WHERE project_id = $1
 	ORDER BY created_at, id`
-	revokeAPIKeySQL = `UPDATE api_keys SET revoked_at = coalesce(revoked_at, $3)
-	WHERE project_id = $1 AND id = $2`
+	// revokeAPIKeySQL changes only an unrevoked key, so that a second
+	// revocation keeps the first time and adds no feed item.
+	revokeAPIKeySQL = `UPDATE api_keys SET revoked_at = $3
+	WHERE project_id = $1 AND id = $2 AND revoked_at IS NULL`
 	// touchAPIKeySQL writes only when it moves LastUsedAt forward, so a
 	// key used by many requests at once does not queue writes on its row.
 	touchAPIKeySQL = `UPDATE api_keys SET last_used_at = $3
@@ -26,23 +28,18 @@ const (
 	apiKeyExistsSQL = `SELECT EXISTS (SELECT 1 FROM api_keys WHERE project_id = $1 AND id = $2)`
 )
 
-// CreateAPIKey records k. It returns an error matching store.ErrInvalid for
-// an empty id or name, store.ErrNotFound for an unknown project and
-// store.ErrConflict for an existing id.
+// CreateAPIKey records k. It returns an error matching store.ErrInvalid when
+// store.CheckAPIKey refuses k, store.ErrNotFound for an unknown project and
+// store.ErrConflict for an existing id. CreatedBy and SigningKeyID are kept
+// as given.
 func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 	const op = "create api key"
-	if err := checkProject(op, k.ProjectID); err != nil {
-		return err
+	if err := store.CheckAPIKey(k); err != nil {
+		return wrapCheck(op, err)
 	}
-	if err := checkID(op, "id", k.ID); err != nil {
-		return err
-	}
-	if k.Name == "" {
-		return invalid(op, "empty name")
-	}
-	_, err := s.pool.Exec(ctx, createAPIKeySQL, k.ProjectID, k.ID, k.Name,
-		ts(k.CreatedAt), nullTS(k.LastUsedAt), nullTS(k.RevokedAt))
-	return translate(op, err)
+	_, err := s.execCount(ctx, op, createAPIKeySQL, k.ProjectID, k.ID, k.Name,
+		k.CreatedBy, k.SigningKeyID, ts(k.CreatedAt))
+	return err
 }
 
 // GetAPIKey returns the key's record, or an error matching
@@ -50,52 +47,48 @@ func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 // committed by any handle is visible to the next GetAPIKey of every handle.
 func (s *Store) GetAPIKey(ctx context.Context, projectID, id string) (store.APIKey, error) {
 	const op = "get api key"
-	if err := checkProject(op, projectID); err != nil {
-		return store.APIKey{}, err
+	if err := store.CheckKey(projectID, "API key id", id); err != nil {
+		return store.APIKey{}, wrapCheck(op, err)
 	}
-	if err := checkID(op, "id", id); err != nil {
-		return store.APIKey{}, err
-	}
-	k, err := scanAPIKey(s.pool.QueryRow(ctx, getAPIKeySQL, projectID, id))
-	return k, translate(op, err)
+	return getOne(ctx, s, op, getAPIKeySQL, []any{projectID, id}, scanAPIKey)
 }
 
 // ListAPIKeys returns the project's keys, revoked ones included, in
 // ascending (CreatedAt, ID) order.
 func (s *Store) ListAPIKeys(ctx context.Context, projectID string) ([]store.APIKey, error) {
 	const op = "list api keys"
-	if err := checkProject(op, projectID); err != nil {
-		return nil, err
+	if err := store.CheckProjectID(projectID); err != nil {
+		return nil, wrapCheck(op, err)
 	}
-	rows, _ := s.pool.Query(ctx, listAPIKeysSQL, projectID)
-	ks, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.APIKey, error) {
-		return scanAPIKey(row)
+	return listAll(ctx, s, op, listAPIKeysSQL, []any{projectID}, func(rows pgx.Rows) (store.APIKey, error) {
+		return scanAPIKey(rows)
 	})
-	if err != nil {
-		return nil, translate(op, err)
-	}
-	if ks == nil {
-		ks = []store.APIKey{}
-	}
-	return ks, nil
 }
 
-// RevokeAPIKey sets the key's RevokedAt to at. Revoking a revoked key
-// succeeds and keeps the first revocation time. It returns an error matching
-// store.ErrNotFound for an unknown key and store.ErrInvalid for a zero at.
+// RevokeAPIKey sets the key's RevokedAt to at and adds one revocation of
+// kind store.RevokedAPIKey to the project's feed, in one transaction.
+// Revoking a revoked key succeeds, keeps the first revocation time and adds
+// nothing. It returns an error matching store.ErrNotFound for an unknown key
+// and store.ErrInvalid for a zero at.
 func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "revoke api key"
-	if err := checkKeyArgs(op, projectID, id, at); err != nil {
-		return err
+	if err := store.CheckKey(projectID, "API key id", id); err != nil {
+		return wrapCheck(op, err)
 	}
-	tag, err := s.pool.Exec(ctx, revokeAPIKeySQL, projectID, id, ts(at))
-	if err != nil {
-		return translate(op, err)
+	if err := store.CheckTime("revoked at", at); err != nil {
+		return wrapCheck(op, err)
 	}
-	if tag.RowsAffected() == 0 {
-		return notFound(op)
-	}
-	return nil
+	at = ts(at)
+	return s.inTx(ctx, op, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, revokeAPIKeySQL, projectID, id, at)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return existsOrNotFound(ctx, tx, op, apiKeyExistsSQL, projectID, id)
+		}
+		return addRevocation(ctx, tx, projectID, store.RevokedAPIKey, id, at)
+	})
 }
 
 // TouchAPIKey sets the key's LastUsedAt to at unless it is already at or
@@ -103,19 +96,27 @@ func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.
 // and store.ErrInvalid for a zero at.
 func (s *Store) TouchAPIKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "touch api key"
-	if err := checkKeyArgs(op, projectID, id, at); err != nil {
+	if err := store.CheckKey(projectID, "API key id", id); err != nil {
+		return wrapCheck(op, err)
+	}
+	if err := store.CheckTime("last used at", at); err != nil {
+		return wrapCheck(op, err)
+	}
+	n, err := s.execCount(ctx, op, touchAPIKeySQL, projectID, id, ts(at))
+	if err != nil || n > 0 {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, touchAPIKeySQL, projectID, id, ts(at))
-	if err != nil {
-		return translate(op, err)
-	}
-	if tag.RowsAffected() > 0 {
-		return nil
-	}
+	return s.read(ctx, op, func(q querier) error {
+		return existsOrNotFound(ctx, q, op, apiKeyExistsSQL, projectID, id)
+	})
+}
+
+// existsOrNotFound runs sql, a SELECT EXISTS, and returns an error matching
+// store.ErrNotFound when it is false.
+func existsOrNotFound(ctx context.Context, q querier, op, sql string, args ...any) error {
 	var ok bool
-	if err := s.pool.QueryRow(ctx, apiKeyExistsSQL, projectID, id).Scan(&ok); err != nil {
-		return translate(op, err)
+	if err := q.QueryRow(ctx, sql, args...).Scan(&ok); err != nil {
+		return err
 	}
 	if !ok {
 		return notFound(op)
@@ -123,23 +124,11 @@ func (s *Store) TouchAPIKey(ctx context.Context, projectID, id string, at time.T
 	return nil
 }
 
-func checkKeyArgs(op, projectID, id string, at time.Time) error {
-	if err := checkProject(op, projectID); err != nil {
-		return err
-	}
-	if err := checkID(op, "id", id); err != nil {
-		return err
-	}
-	if at.IsZero() {
-		return invalid(op, "zero time")
-	}
-	return nil
-}
-
 func scanAPIKey(row rowScanner) (store.APIKey, error) {
 	var k store.APIKey
 	var used, revoked pgtype.Timestamptz
-	if err := row.Scan(&k.ProjectID, &k.ID, &k.Name, &k.CreatedAt, &used, &revoked); err != nil {
+	if err := row.Scan(&k.ProjectID, &k.ID, &k.Name, &k.CreatedBy, &k.SigningKeyID,
+		&k.CreatedAt, &used, &revoked); err != nil {
 		return store.APIKey{}, err
 	}
 	k.CreatedAt = k.CreatedAt.UTC()

@@ -123,3 +123,34 @@ func BenchmarkRotateRefresh(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGetAPIKey measures the read every API-key request makes, from
+// one goroutine and from several, through the store's whole call path
+// (argument checks, acquiring a checked connection, retry bookkeeping).
+func BenchmarkGetAPIKey(b *testing.B) {
+	ctx := context.Background()
+	st := newStore(b)
+	mustProject(b, st, "p")
+	k := store.APIKey{ID: store.NewID(store.PrefixAPIKey), ProjectID: "p", Name: "bench", CreatedAt: time.Now()}
+	if err := st.CreateAPIKey(ctx, k); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("serial", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := st.GetAPIKey(ctx, "p", k.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run(fmt.Sprintf("goroutines=%d", 4*runtime.GOMAXPROCS(0)), func(b *testing.B) {
+		b.SetParallelism(4)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := st.GetAPIKey(ctx, "p", k.ID); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}

@@ -10,16 +10,31 @@ import (
 
 // TestConformance runs the store conformance suite against PostgreSQL, each
 // case on a database of its own: the single-handle cases, the contention
-// cases, and the cases for two pools (two instances) on one database.
+// cases, and the cases for two pools (two instances) on one database. It
+// runs it twice: on databases with the server's default isolation (READ
+// COMMITTED), and on databases whose default_transaction_isolation is
+// serializable, where contention gives real serialization failures (40001)
+// that the store must retry, as on the PostgreSQL-compatible distributed
+// databases.
 func TestConformance(t *testing.T) {
 	pgtest.AdminURL(t) // skip (or fail in CI) once, not in every case
-	newStore := func(t *testing.T) store.Store { return newStore(t) }
-	t.Run("Run", func(t *testing.T) { storetest.Run(t, newStore) })
-	t.Run("Concurrency", func(t *testing.T) { storetest.RunConcurrency(t, newStore) })
-	t.Run("Shared", func(t *testing.T) {
-		storetest.RunShared(t, func(t *testing.T) (a, b store.Store) {
-			a, b, _ = newShared(t)
-			return a, b
+	for _, mode := range []struct {
+		name  string
+		newDB func(testing.TB) string
+	}{
+		{"ReadCommitted", pgtest.NewDatabase},
+		{"Serializable", pgtest.NewSerializableDatabase},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			newStore := func(t *testing.T) store.Store { return openStore(t, mode.newDB(t)) }
+			t.Run("Run", func(t *testing.T) { storetest.Run(t, newStore) })
+			t.Run("Concurrency", func(t *testing.T) { storetest.RunConcurrency(t, newStore) })
+			t.Run("Shared", func(t *testing.T) {
+				storetest.RunShared(t, func(t *testing.T) (a, b store.Store) {
+					url := mode.newDB(t)
+					return openStore(t, url), openStore(t, url)
+				})
+			})
 		})
-	})
+	}
 }

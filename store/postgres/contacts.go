@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,43 +41,15 @@ const (
 	deleteContactSQL = `DELETE FROM contacts WHERE project_id = $1 AND id = $2`
 )
 
-// contactMark is the greatest (created_at, id) position a project's
-// contacts have had.
-type contactMark struct {
-	at  time.Time
-	id  string
-	set bool
-}
-
-// place returns the CreatedAt a new contact gets: at (already truncated)
-// when (at, id) sorts after the mark, else the smallest time that makes it
-// sort after: the mark's time if id is greater than the mark's id, one
-// microsecond later otherwise.
-func (m contactMark) place(at time.Time, id string) time.Time {
-	if !m.set || at.After(m.at) || (at.Equal(m.at) && id > m.id) {
-		return at
-	}
-	if id > m.id {
-		return m.at
-	}
-	return m.at.Add(time.Microsecond)
-}
-
-// after reports whether (at, id) sorts after the mark.
-func (m contactMark) after(at time.Time, id string) bool {
-	return !m.set || at.After(m.at) || (at.Equal(m.at) && id > m.id)
-}
-
 // lockContacts locks the project's contact high-water mark for the rest of
-// tx and returns it, or an error matching store.ErrNotFound when the
-// project does not exist.
-func lockContacts(ctx context.Context, tx pgx.Tx, op, projectID string) (contactMark, error) {
+// tx and returns it; pgx.ErrNoRows means that the project does not exist.
+func lockContacts(ctx context.Context, tx pgx.Tx, projectID string) (mark, error) {
 	var at pgtype.Timestamptz
 	var id pgtype.Text
 	if err := tx.QueryRow(ctx, lockContactsSQL, projectID).Scan(&at, &id); err != nil {
-		return contactMark{}, translate(op, err)
+		return mark{}, err
 	}
-	return contactMark{at: fromNullTS(at), id: id.String, set: at.Valid && id.Valid}, nil
+	return markOf(at, id), nil
 }
 
 // CreateContact creates c and returns it as stored. The stored CreatedAt is
@@ -86,30 +57,27 @@ func lockContacts(ctx context.Context, tx pgx.Tx, op, projectID string) (contact
 // contact sorts after every contact the project has ever had, deleted ones
 // included (so also after any cursor a client holds). Inserts into one
 // project are serialized by a row lock on the project, across every
-// instance. It returns an error matching store.ErrInvalid for an empty id,
-// store.ErrNotFound for an unknown project and store.ErrConflict for an
-// existing id.
+// instance. It returns an error matching store.ErrInvalid when
+// store.CheckContact refuses c, store.ErrNotFound for an unknown project and
+// store.ErrConflict for an existing id.
 func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Contact, error) {
 	const op = "create contact"
-	if err := checkProject(op, c.ProjectID); err != nil {
-		return store.Contact{}, err
-	}
-	if err := checkID(op, "id", c.ID); err != nil {
-		return store.Contact{}, err
+	if err := store.CheckContact(c); err != nil {
+		return store.Contact{}, wrapCheck(op, err)
 	}
 	var stored store.Contact
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		mark, err := lockContacts(ctx, tx, op, c.ProjectID)
+	err := s.inTx(ctx, op, func(tx pgx.Tx) error {
+		m, err := lockContacts(ctx, tx, c.ProjectID)
 		if err != nil {
 			return err
 		}
 		stored = c
-		stored.CreatedAt = mark.place(ts(c.CreatedAt), c.ID)
+		stored.CreatedAt = m.place(ts(c.CreatedAt), c.ID)
 		if _, err := tx.Exec(ctx, insertContactSQL, c.ProjectID, c.ID, c.Name, stored.CreatedAt); err != nil {
-			return translate(op, err)
+			return err
 		}
 		_, err = tx.Exec(ctx, setContactsMarkSQL, c.ProjectID, stored.CreatedAt, c.ID)
-		return translate(op, err)
+		return err
 	})
 	if err != nil {
 		return store.Contact{}, err
@@ -122,43 +90,47 @@ func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Conta
 // must be projectID or empty. Each CreatedAt is placed as CreateContact
 // places it, relative to the contacts the project had before the call;
 // contacts in cs may share a CreatedAt and then sort by id. It returns an
-// error matching store.ErrInvalid for an empty id, store.ErrNotFound for an
-// unknown project and store.ErrConflict for an id that exists or appears
-// twice in cs.
+// error matching store.ErrInvalid when store.CheckContact refuses a contact,
+// store.ErrNotFound for an unknown project and store.ErrConflict for an id
+// that exists or appears twice in cs.
 func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store.Contact) error {
 	const op = "create contacts"
-	if err := checkProject(op, projectID); err != nil {
-		return err
+	if err := store.CheckProjectID(projectID); err != nil {
+		return wrapCheck(op, err)
 	}
 	for i, c := range cs {
-		if c.ID == "" {
-			return invalid(op, fmt.Sprintf("contact %d: empty id", i))
-		}
 		if c.ProjectID != "" && c.ProjectID != projectID {
-			return invalid(op, fmt.Sprintf("contact %d: project %q is not %q", i, c.ProjectID, projectID))
+			return invalid(op, fmt.Sprintf("contact %d belongs to another project", i))
+		}
+		c.ProjectID = projectID
+		if err := store.CheckContact(c); err != nil {
+			return wrapCheck(fmt.Sprintf("%s: contact %d", op, i), err)
 		}
 	}
 	if len(cs) == 0 {
 		var ok bool
-		if err := s.pool.QueryRow(ctx, projectExistsSQL, projectID).Scan(&ok); err != nil {
-			return translate(op, err)
+		err := s.read(ctx, op, func(q querier) error {
+			return q.QueryRow(ctx, projectExistsSQL, projectID).Scan(&ok)
+		})
+		if err != nil {
+			return err
 		}
 		if !ok {
 			return notFound(op)
 		}
 		return nil
 	}
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		mark, err := lockContacts(ctx, tx, op, projectID)
+	return s.inTx(ctx, op, func(tx pgx.Tx) error {
+		m, err := lockContacts(ctx, tx, projectID)
 		if err != nil {
 			return err
 		}
-		next := mark
+		next := m
 		times := make([]time.Time, len(cs))
 		for i, c := range cs {
-			times[i] = mark.place(ts(c.CreatedAt), c.ID)
+			times[i] = m.place(ts(c.CreatedAt), c.ID)
 			if next.after(times[i], c.ID) {
-				next = contactMark{at: times[i], id: c.ID, set: true}
+				next = mark{at: times[i], id: c.ID, set: true}
 			}
 		}
 		src := pgx.CopyFromSlice(len(cs), func(i int) ([]any, error) {
@@ -166,10 +138,10 @@ func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store
 		})
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"contacts"},
 			[]string{"project_id", "id", "name", "created_at"}, src); err != nil {
-			return translate(op, err)
+			return err
 		}
 		_, err = tx.Exec(ctx, setContactsMarkSQL, projectID, next.at, next.id)
-		return translate(op, err)
+		return err
 	})
 }
 
@@ -181,41 +153,20 @@ func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store
 // req.Limit below 1 returns an error matching store.ErrInvalid.
 func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
 	const op = "list contacts"
-	if err := checkProject(op, projectID); err != nil {
-		return paginate.Page[store.Contact]{}, err
+	if err := checkList(projectID, req); err != nil {
+		return paginate.Page[store.Contact]{}, wrapCheck(op, err)
 	}
-	if req.Limit < 1 {
-		return paginate.Page[store.Contact]{}, invalid(op, "limit below 1")
+	limit, fetch := pageSize(req)
+	sql, args := listContactsFirstSQL, []any{projectID, fetch}
+	if !req.After.IsZero() {
+		sql, args = listContactsAfterSQL, []any{projectID, ts(req.After.CreatedAt), req.After.ID, fetch}
 	}
-	// Read one row more than asked for: its presence is HasMore. A limit
-	// beyond any real list is capped so that limit+1 cannot overflow.
-	limit := min(req.Limit, math.MaxInt32)
-	fetch := limit + 1
-	var rows pgx.Rows
-	if req.After.IsZero() {
-		rows, _ = s.pool.Query(ctx, listContactsFirstSQL, projectID, fetch)
-	} else {
-		rows, _ = s.pool.Query(ctx, listContactsAfterSQL,
-			projectID, ts(req.After.CreatedAt), req.After.ID, fetch)
-	}
-	items := make([]store.Contact, 0, min(fetch, paginate.MaxLimit+1))
-	for rows.Next() {
+	return listPage(ctx, s, op, limit, sql, args, func(rows pgx.Rows) (store.Contact, error) {
 		c := store.Contact{ProjectID: projectID}
-		if err := rows.Scan(&c.ID, &c.Name, &c.CreatedAt); err != nil {
-			rows.Close()
-			return paginate.Page[store.Contact]{}, translate(op, err)
-		}
+		err := rows.Scan(&c.ID, &c.Name, &c.CreatedAt)
 		c.CreatedAt = c.CreatedAt.UTC()
-		items = append(items, c)
-	}
-	if err := rows.Err(); err != nil {
-		return paginate.Page[store.Contact]{}, translate(op, err)
-	}
-	page := paginate.Page[store.Contact]{Items: items}
-	if len(items) > limit {
-		page.Items, page.HasMore = items[:limit], true
-	}
-	return page, nil
+		return c, err
+	})
 }
 
 // DeleteContact deletes the contact, or returns an error matching
@@ -223,18 +174,8 @@ func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate
 // still sort after it.
 func (s *Store) DeleteContact(ctx context.Context, projectID, id string) error {
 	const op = "delete contact"
-	if err := checkProject(op, projectID); err != nil {
-		return err
+	if err := store.CheckKey(projectID, "contact id", id); err != nil {
+		return wrapCheck(op, err)
 	}
-	if err := checkID(op, "id", id); err != nil {
-		return err
-	}
-	tag, err := s.pool.Exec(ctx, deleteContactSQL, projectID, id)
-	if err != nil {
-		return translate(op, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound(op)
-	}
-	return nil
+	return s.execOne(ctx, op, deleteContactSQL, projectID, id)
 }

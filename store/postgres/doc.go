@@ -1,7 +1,8 @@
 // Package postgres is a [store.Store] on PostgreSQL, through
 // github.com/jackc/pgx/v5's connection pool. Several server instances on
 // several machines may share one database: every rule of the store
-// contract holds across them.
+// contract holds across them. The Store also implements
+// [store.RevocationWatcher].
 //
 // # Usage
 //
@@ -16,9 +17,10 @@
 //
 // The schema is a numbered, append-only list of migrations embedded in the
 // package (migrations/0001_init.sql, ...). [Open] applies the missing ones,
-// each in its own transaction with its row in schema_migrations, under a
-// transaction-level advisory lock, so instances starting at once do not
-// race. [Options].NoMigrate leaves migrating to an explicit [Store.Migrate].
+// each in its own READ COMMITTED transaction with its row in
+// schema_migrations, under a transaction-level advisory lock, so instances
+// starting at once do not race. [Options].NoMigrate leaves migrating to an
+// explicit [Store.Migrate].
 //
 // # Semantics
 //
@@ -27,24 +29,56 @@
 //   - Times are timestamptz: microsecond precision, returned in UTC.
 //   - Emails are unique per project case-insensitively through a UNIQUE
 //     constraint on the store.NormalizeEmail form, kept beside the email as
-//     given.
+//     given. ListUsers matches a prefix as a byte range of that column, so
+//     '%' and '_' are plain characters.
 //   - Tags are text[]; a user read back always has a non-nil slice.
-//   - ListContacts is a keyset query, (created_at, id) > (cursor) ORDER BY
-//     created_at, id LIMIT n+1, on the index (project_id, created_at, id),
-//     never OFFSET. Contact inserts of one project are serialized by a row
-//     lock on the project, which also keeps the greatest (created_at, id) the
-//     project has had; a new contact is placed after it.
+//   - The lists (contacts, users, revocations, audit entries) are keyset
+//     queries, (time, id) > (cursor) ORDER BY time, id LIMIT n+1 (the audit
+//     log newest first), on an index per project, never OFFSET.
+//   - Contacts and the revocation feed place a new item after the greatest
+//     position the project's list has had, kept on the project row and
+//     raised by whole microseconds only when needed. The inserting
+//     transaction locks that row, so the items of one project commit in
+//     position order, whichever instance adds them: an item is never added
+//     before one a reader has seen.
 //   - RotateRefresh is one conditional UPDATE ... RETURNING, a
-//     compare-and-swap that READ COMMITTED makes safe under concurrency,
-//     followed only on failure by a read that classifies the call.
+//     compare-and-swap, followed only on failure by a read that classifies
+//     the call. DisableUser locks the user row before revoking its
+//     families; CreateRefreshFamily inserts only under a lock on an enabled
+//     user, and a rotation never passes a family DisableUser revoked: no
+//     session of a disabled user stays live.
+//   - The revoking writes add their feed item in the same transaction and
+//     notify the channel latchkey_revocations; WatchRevocations listens on
+//     it with a connection of its own while anybody waits.
 //   - Throttling counts with INSERT ... ON CONFLICT DO UPDATE in fixed
 //     windows shared by every instance; ended windows are pruned as
 //     failures are added.
-//   - PostgreSQL errors are translated here: unique violations to
-//     store.ErrConflict, foreign-key violations (an unknown project or user)
-//     to store.ErrNotFound, data exceptions (invalid UTF-8, a NUL byte, a
-//     time out of range) to store.ErrInvalid. Transactions that fail with a
-//     serialization failure or deadlock are retried.
+//
+// # Errors, retries and isolation
+//
+// PostgreSQL errors are translated here: unique violations to
+// store.ErrConflict, foreign-key violations (an unknown project or user) to
+// store.ErrNotFound, data exceptions (invalid UTF-8, a NUL byte, a time out
+// of range) to store.ErrInvalid, and a database that cannot be used now
+// (connection failures, class 08, 57P01 to 57P03, class 53, no connection
+// within Options.AcquireTimeout, retries exhausted) to store.ErrUnavailable.
+//
+// Every statement and transaction is run again, a bounded number of times
+// with a jittered pause, when it fails with a serialization failure or a
+// deadlock (40001, 40P01): the store works under READ COMMITTED (the
+// PostgreSQL default) and under SERIALIZABLE, the isolation of the
+// PostgreSQL-compatible distributed databases. A read is also run again once
+// on another connection when its connection fails; a write only when nothing
+// of it reached the server, or, for a transaction, when it failed before its
+// COMMIT was sent. A write whose COMMIT was sent when the connection broke
+// returns an error that does not match store.ErrUnavailable, since it may
+// have been applied.
+//
+// The pool checks each idle connection before handing it out by peeking at
+// its socket without blocking (a dropped connection has the server's
+// farewell or its end waiting there), so that connections the server ended
+// (a restart, a failover, pg_terminate_backend) are replaced without failing
+// a call and without a round trip.
 //
 // Tests of this package, and of any package that needs a PostgreSQL
 // database, get a fresh one from package pgtest.

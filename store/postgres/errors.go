@@ -1,9 +1,13 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -18,17 +22,38 @@ const (
 	codeSerializationFailure = "40001"
 	codeDeadlockDetected     = "40P01"
 	codeProgramLimitExceeded = "54000"
+	codeAdminShutdown        = "57P01"
+	codeCrashShutdown        = "57P02"
+	codeCannotConnectNow     = "57P03"
+	codeQueryCanceled        = "57014"
+	codeLockNotAvailable     = "55P03"
 	classDataException       = "22"
+	classConnectionException = "08"
+	classInsufficientRes     = "53"
 )
 
-// translate maps a pgx error to the store's sentinels, wrapped with op for
-// context. Only this package knows PostgreSQL's error codes; callers see
-// store.ErrConflict, store.ErrNotFound and store.ErrInvalid, or the cause
-// itself (wrapped) when it is none of those, so that errors.Is still finds
-// context.Canceled and context.DeadlineExceeded.
+// errClosed is returned by every call made after Close.
+var errClosed = errors.New("postgres: store is closed")
+
+// translate maps an error of a call to the store's sentinels, wrapped with op
+// for context. Only this package knows PostgreSQL's error codes; callers see
+// store.ErrConflict, store.ErrNotFound, store.ErrInvalid and
+// store.ErrUnavailable, or the cause itself (wrapped) when it is none of
+// those, so that errors.Is still finds context.Canceled and
+// context.DeadlineExceeded. An error that already matches a store sentinel
+// (made by the method itself) is returned unchanged.
+//
+// translate decides on the error alone. Whether a lost connection means
+// "nothing was changed" depends on the call (a read, a write, a commit) and
+// is decided by the caller, see [Store.run]: translate treats a lost
+// connection as store.ErrUnavailable, which is right only for calls that
+// changed nothing.
 func translate(op string, err error) error {
 	if err == nil {
 		return nil
+	}
+	if isStoreError(err) || errors.Is(err, errClosed) {
+		return err
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("postgres: %s: %w", op, store.ErrNotFound)
@@ -49,8 +74,121 @@ func translate(op string, err error) error {
 			return fmt.Errorf("postgres: %s: %w (%s)", op, store.ErrInvalid, pgErr.Code)
 		}
 	}
+	if unavailable(err) {
+		return fmt.Errorf("postgres: %s: %w: %w", op, store.ErrUnavailable, err)
+	}
 	return fmt.Errorf("postgres: %s: %w", op, err)
 }
+
+// isStoreError reports whether err already matches one of the store's
+// sentinels.
+func isStoreError(err error) bool {
+	for _, s := range []error{
+		store.ErrNotFound, store.ErrConflict, store.ErrInvalid, store.ErrExpired,
+		store.ErrRevoked, store.ErrReplayed, store.ErrDisabled, store.ErrUnavailable,
+	} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// unavailable reports whether err says that the database cannot be used now:
+// the connection is lost or cannot be made, the server is shutting down or
+// starting, out of disk, memory or connections, or too busy to serialize the
+// call, or a timeout of the server (not of the caller's context) expired.
+// The statement that got such an error reported by the server did not
+// complete; for a lost connection, see [connectionLost].
+func unavailable(err error) bool {
+	if connectionLost(err) || serializationFailure(err) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	return strings.HasPrefix(pgErr.Code, classInsufficientRes) ||
+		pgErr.Code == codeQueryCanceled || // statement_timeout
+		pgErr.Code == codeLockNotAvailable // lock_timeout
+}
+
+// connectionLost reports whether err is a failure of the connection itself
+// rather than of the statement: it could not be made (dial, TLS,
+// authentication refused for lack of slots), it broke (reset, closed, end of
+// file), or the server said it is ending it (class 08, 57P01 to 57P03). A
+// context that ended is not a lost connection.
+func connectionLost(err error) bool {
+	var acqErr *acquireError
+	if errors.As(err, &acqErr) {
+		return true
+	}
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case codeAdminShutdown, codeCrashShutdown, codeCannotConnectNow:
+			return true
+		}
+		if strings.HasPrefix(pgErr.Code, classConnectionException) {
+			return true
+		}
+		// A server error met while connecting (too many connections, an
+		// unknown database) is wrapped in a ConnectError below.
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &connectErr), errors.As(err, &netErr):
+		return true
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE):
+		return true
+	}
+	// pgconn marks the errors it returns before sending anything, such as
+	// using a connection it has closed after a failure.
+	return pgconn.SafeToRetry(err)
+}
+
+// notSent reports whether err proves that the statement never reached the
+// server: no connection could be had, or pgconn failed before writing.
+func notSent(err error) bool {
+	var acqErr *acquireError
+	return errors.As(err, &acqErr) || pgconn.SafeToRetry(err)
+}
+
+// serializationFailure reports whether err is a transient failure after
+// which a statement or a whole transaction may be run again: a serialization
+// failure or a deadlock. The failed statement or transaction was rolled back.
+// Under READ COMMITTED PostgreSQL rarely returns them; under SERIALIZABLE
+// and on PostgreSQL-compatible distributed databases they are routine under
+// contention.
+func serializationFailure(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	return pgErr.Code == codeSerializationFailure || pgErr.Code == codeDeadlockDetected
+}
+
+// acquireError is a failure to get a connection of the pool while the
+// caller's context was live: nothing was sent. A timeout of the store's own
+// (AcquireTimeout, the connect timeout) is kept as text only, so that it is
+// not taken for the end of the caller's context.
+type acquireError struct{ err error }
+
+func newAcquireError(err error) *acquireError {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		err = errors.New(err.Error())
+	}
+	return &acquireError{err}
+}
+
+func (e *acquireError) Error() string { return "no database connection: " + e.err.Error() }
+func (e *acquireError) Unwrap() error { return e.err }
 
 // invalid returns an error matching store.ErrInvalid.
 func invalid(op, why string) error {
@@ -62,17 +200,10 @@ func notFound(op string) error {
 	return fmt.Errorf("postgres: %s: %w", op, store.ErrNotFound)
 }
 
-// retryable reports whether err is a transient failure after which a whole
-// transaction may be run again: a serialization failure or a deadlock. Under
-// READ COMMITTED PostgreSQL itself rarely returns them, but
-// PostgreSQL-compatible distributed databases do.
-func retryable(err error) bool {
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) {
-		return false
+// wrapCheck wraps the error of a store.Check function with op.
+func wrapCheck(op string, err error) error {
+	if err == nil {
+		return nil
 	}
-	return pgErr.Code == codeSerializationFailure || pgErr.Code == codeDeadlockDetected
+	return fmt.Errorf("postgres: %s: %w", op, err)
 }
-
-// isNotFound reports whether err matches store.ErrNotFound.
-func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

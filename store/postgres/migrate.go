@@ -67,10 +67,16 @@ const (
 	name text NOT NULL,
 	applied_at timestamptz NOT NULL DEFAULT now()
 )`
-	migrationLockSQL    = `SELECT pg_advisory_xact_lock($1)`
-	migrationAppliedSQL = `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`
-	migrationNewestSQL  = `SELECT coalesce(max(version), 0) FROM schema_migrations`
-	recordMigrationSQL  = `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`
+	// migrationIsolationSQL makes the migrating transaction READ
+	// COMMITTED whatever the database's default: under REPEATABLE READ or
+	// SERIALIZABLE its snapshot would be taken by the lock statement,
+	// before the lock is granted, and it would not see the migration that
+	// the instance it waited for committed.
+	migrationIsolationSQL = `SET TRANSACTION ISOLATION LEVEL READ COMMITTED`
+	migrationLockSQL      = `SELECT pg_advisory_xact_lock($1)`
+	migrationAppliedSQL   = `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`
+	migrationNewestSQL    = `SELECT coalesce(max(version), 0) FROM schema_migrations`
+	recordMigrationSQL    = `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`
 )
 
 // Migrate applies the migrations the database lacks, in order, each in its
@@ -90,8 +96,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	for _, m := range ms {
 		applied := false
-		err := s.inTx(ctx, func(tx pgx.Tx) error {
+		err := s.inTx(ctx, "migration "+m.name, func(tx pgx.Tx) error {
 			applied = false
+			if _, err := tx.Exec(ctx, migrationIsolationSQL); err != nil {
+				return err
+			}
 			if _, err := tx.Exec(ctx, migrationLockSQL, migrationLockKey); err != nil {
 				return err
 			}
@@ -117,15 +126,18 @@ func (s *Store) Migrate(ctx context.Context) error {
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("postgres: migration %s: %w", m.name, err)
+			return err
 		}
 		if applied {
 			s.log.InfoContext(ctx, "postgres: applied migration", "migration", m.name)
 		}
 	}
 	var newest int
-	if err := s.pool.QueryRow(ctx, migrationNewestSQL).Scan(&newest); err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+	err = s.read(ctx, "migrate", func(q querier) error {
+		return q.QueryRow(ctx, migrationNewestSQL).Scan(&newest)
+	})
+	if err != nil {
+		return err
 	}
 	if newest > len(ms) {
 		s.log.WarnContext(ctx, "postgres: database schema is newer than this build",

@@ -14,9 +14,19 @@ import (
 
 // TestOpen_ConcurrentMigrate starts several instances on one empty database
 // at once: the advisory lock makes one of them apply each migration and the
-// others find it recorded.
+// others find it recorded. On a database whose default isolation is
+// SERIALIZABLE too: the migrating transaction runs READ COMMITTED, so the
+// instance that waited for the lock sees what the other committed.
 func TestOpen_ConcurrentMigrate(t *testing.T) {
-	url := pgtest.NewDatabase(t)
+	for _, mode := range []struct {
+		name  string
+		newDB func(testing.TB) string
+	}{{"ReadCommitted", pgtest.NewDatabase}, {"Serializable", pgtest.NewSerializableDatabase}} {
+		t.Run(mode.name, func(t *testing.T) { testConcurrentMigrate(t, mode.newDB(t)) })
+	}
+}
+
+func testConcurrentMigrate(t *testing.T, url string) {
 	const n = 6
 	var wg sync.WaitGroup
 	errs := make([]error, n)

@@ -9,7 +9,8 @@ import (
 // the default documented on it.
 type Options struct {
 	// Logger receives the store's own messages (applied migrations,
-	// pruning failures). Nil means slog.Default().
+	// pruning failures, the revocation watcher's lost connections). Nil
+	// means slog.Default().
 	Logger *slog.Logger
 	// NoMigrate makes Open skip migrating the schema; the caller then runs
 	// [Store.Migrate] itself (for example from a deploy job) before using
@@ -19,6 +20,13 @@ type Options struct {
 	// opens. Zero means the pool_max_conns parameter of the URL if given,
 	// else pgxpool's default: the greater of 4 and runtime.NumCPU().
 	MaxConns int
+	// AcquireTimeout bounds how long a call waits for a connection of the
+	// pool (every connection busy, or a new one being made) before it
+	// fails with an error matching store.ErrUnavailable. When the URL sets
+	// no connect_timeout, it also bounds making one connection. Zero means
+	// 10 seconds; a negative value waits as long as the call's context
+	// allows, and connecting as long as the operating system does.
+	AcquireTimeout time.Duration
 	// ThrottlePruneInterval is how often, at most, AddFailure deletes the
 	// throttle rows whose window has ended, measured on the times passed
 	// to it. Zero means one minute; a negative value never prunes.
@@ -32,6 +40,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.Logger == nil {
 		r.Logger = slog.Default()
+	}
+	if r.AcquireTimeout == 0 {
+		r.AcquireTimeout = 10 * time.Second
 	}
 	if r.ThrottlePruneInterval == 0 {
 		r.ThrottlePruneInterval = time.Minute

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,23 +18,35 @@ import (
 
 // Store is a [store.Store] on a PostgreSQL database, reached through a
 // pgxpool connection pool. It is safe for concurrent use, and any number of
-// Stores, in any number of processes, may share one database.
+// Stores, in any number of processes, may share one database. It also
+// implements [store.RevocationWatcher].
 type Store struct {
-	pool *pgxpool.Pool
-	log  *slog.Logger
+	pool           *pgxpool.Pool
+	log            *slog.Logger
+	acquireTimeout time.Duration
+	closed         atomic.Bool
+	watch          *watcher
 
 	prunePeriod time.Duration
 	pruneMu     sync.Mutex
 	lastPrune   time.Time // guarded by pruneMu
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store             = (*Store)(nil)
+	_ store.RevocationWatcher = (*Store)(nil)
+)
 
 // Open connects to the PostgreSQL database named by url, a
 // postgres://user:password@host:port/database?param=value URL or a
 // keyword/value connection string (anything pgxpool.ParseConfig accepts),
 // checks that it answers, and migrates its schema unless opts.NoMigrate is
 // set. It does not create any project; callers create them.
+//
+// The pool checks every idle connection before handing it out, without a
+// round trip (see idleConnOK), so that connections the server dropped (a
+// restart, a failover, pg_terminate_backend) are replaced instead of
+// failing a call.
 //
 // A nil opts means the defaults documented on [Options].
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
@@ -49,15 +62,30 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if o.MaxConns > 0 {
 		cfg.MaxConns = int32(o.MaxConns)
 	}
+	if cfg.ConnConfig.ConnectTimeout == 0 && o.AcquireTimeout > 0 {
+		// Without a bound, a dial to a server that accepts and never
+		// answers (a network partition) holds a slot of the pool for good.
+		cfg.ConnConfig.ConnectTimeout = o.AcquireTimeout
+	}
+	cfg.PrepareConn = func(_ context.Context, c *pgx.Conn) (bool, error) {
+		// false: the pool destroys the connection and takes another.
+		return idleConnOK(c), nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open pool: %w", err)
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("postgres: connect: %w", err)
+		return nil, fmt.Errorf("postgres: connect: %w", translate("connect", err))
 	}
-	s := &Store{pool: pool, log: o.Logger, prunePeriod: o.ThrottlePruneInterval}
+	s := &Store{
+		pool:           pool,
+		log:            o.Logger,
+		acquireTimeout: o.AcquireTimeout,
+		prunePeriod:    o.ThrottlePruneInterval,
+	}
+	s.watch = newWatcher(cfg.ConnConfig, o.Logger)
 	if !o.NoMigrate {
 		if err := s.Migrate(ctx); err != nil {
 			pool.Close()
@@ -67,30 +95,16 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// Close closes every connection of the store's pool, waiting for those in
-// use to be released. Calls made after Close fail. Close always returns nil.
+// Close stops the revocation watcher, closing the channels of its callers,
+// and closes every connection of the store's pool, waiting for those in use
+// to be released. Calls made after Close fail. Close always returns nil.
 func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.watch.close()
 	s.pool.Close()
 	return nil
-}
-
-// maxTxAttempts bounds how often inTx runs a transaction that failed with a
-// serialization failure or a deadlock.
-const maxTxAttempts = 3
-
-// inTx runs fn in a transaction (READ COMMITTED, the server default) and
-// commits it if fn returns nil. A transaction that fails with a
-// serialization failure or deadlock is run again, up to maxTxAttempts times
-// in all, so fn must not keep state across calls.
-func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	var err error
-	for range maxTxAttempts {
-		err = pgx.BeginFunc(ctx, s.pool, fn)
-		if err == nil || !retryable(err) || ctx.Err() != nil {
-			return err
-		}
-	}
-	return err
 }
 
 // ts returns t as the store keeps it: UTC, truncated to microseconds.
@@ -113,18 +127,7 @@ func fromNullTS(v pgtype.Timestamptz) time.Time {
 	return v.Time.UTC()
 }
 
-// checkProject validates a project id argument.
-func checkProject(op, projectID string) error {
-	if !store.ValidProjectID(projectID) {
-		return invalid(op, "invalid project id")
-	}
-	return nil
-}
-
-// checkID validates a non-empty id argument named what.
-func checkID(op, what, id string) error {
-	if id == "" {
-		return invalid(op, "empty "+what)
-	}
-	return nil
+// rowScanner is a row to scan: a pgx.Row or pgx.Rows.
+type rowScanner interface {
+	Scan(dest ...any) error
 }

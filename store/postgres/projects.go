@@ -18,42 +18,35 @@ const (
 // an id that is not a slug and store.ErrConflict when the id exists.
 func (s *Store) CreateProject(ctx context.Context, p store.Project) error {
 	const op = "create project"
-	if err := checkProject(op, p.ID); err != nil {
-		return err
+	if err := store.CheckProjectID(p.ID); err != nil {
+		return wrapCheck(op, err)
 	}
-	_, err := s.pool.Exec(ctx, createProjectSQL, p.ID, ts(p.CreatedAt))
-	return translate(op, err)
+	if err := store.CheckTime("created at", p.CreatedAt); err != nil {
+		return wrapCheck(op, err)
+	}
+	_, err := s.execCount(ctx, op, createProjectSQL, p.ID, ts(p.CreatedAt))
+	return err
 }
 
 // GetProject returns the project, or an error matching store.ErrNotFound.
 func (s *Store) GetProject(ctx context.Context, id string) (store.Project, error) {
 	const op = "get project"
-	if err := checkProject(op, id); err != nil {
-		return store.Project{}, err
+	if err := store.CheckProjectID(id); err != nil {
+		return store.Project{}, wrapCheck(op, err)
 	}
-	var p store.Project
-	err := s.pool.QueryRow(ctx, getProjectSQL, id).Scan(&p.ID, &p.CreatedAt)
-	if err != nil {
-		return store.Project{}, translate(op, err)
-	}
-	p.CreatedAt = p.CreatedAt.UTC()
-	return p, nil
+	return getOne(ctx, s, op, getProjectSQL, []any{id}, scanProject)
 }
 
 // ListProjects returns every project ordered by id, byte by byte.
 func (s *Store) ListProjects(ctx context.Context) ([]store.Project, error) {
-	rows, _ := s.pool.Query(ctx, listProjectsSQL)
-	ps, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Project, error) {
-		var p store.Project
-		err := row.Scan(&p.ID, &p.CreatedAt)
-		p.CreatedAt = p.CreatedAt.UTC()
-		return p, err
+	return listAll(ctx, s, "list projects", listProjectsSQL, nil, func(rows pgx.Rows) (store.Project, error) {
+		return scanProject(rows)
 	})
-	if err != nil {
-		return nil, translate("list projects", err)
-	}
-	if ps == nil {
-		ps = []store.Project{}
-	}
-	return ps, nil
+}
+
+func scanProject(row rowScanner) (store.Project, error) {
+	var p store.Project
+	err := row.Scan(&p.ID, &p.CreatedAt)
+	p.CreatedAt = p.CreatedAt.UTC()
+	return p, err
 }

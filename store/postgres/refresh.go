@@ -2,98 +2,142 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/latchkey-dev/latchkey/store"
 )
 
 const (
-	familyColumns   = `project_id, id, user_id, generation, issued_at, expires_at, created_at, rotated_at, revoked_at`
+	familyColumns = `project_id, id, user_id, generation, issued_at, expires_at, created_at, ends_at, rotated_at, revoked_at`
+
+	// createFamilySQL inserts the family only for an existing user that is
+	// not disabled, and holds a FOR KEY SHARE lock on the user row until
+	// the transaction ends. DisableUser locks the row FOR UPDATE first,
+	// which waits for that lock: either this insert commits before
+	// DisableUser revokes the user's families (and is revoked with them),
+	// or it waits for DisableUser to commit and then, under READ
+	// COMMITTED, re-checks the locked row, finds the user disabled, and
+	// inserts nothing.
 	createFamilySQL = `INSERT INTO refresh_families
-	(project_id, id, user_id, generation, issued_at, expires_at, created_at, revoked_at)
-	VALUES ($1, $2, $3, 0, $4, $5, $6, $7)`
+	(project_id, id, user_id, generation, issued_at, expires_at, created_at, ends_at)
+	SELECT $1::text, $2::text, u.id, 0, $4::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz
+	FROM users u
+	WHERE u.project_id = $1 AND u.id = $3 AND u.disabled_at IS NULL
+	FOR KEY SHARE OF u`
+	userDisabledSQL = `SELECT disabled_at IS NOT NULL FROM users WHERE project_id = $1 AND id = $2`
+
 	getFamilySQL = `SELECT ` + familyColumns + ` FROM refresh_families
 	WHERE project_id = $1 AND id = $2`
+	// classifyFamilySQL reads the family and whether its user is disabled.
+	classifyFamilySQL = `SELECT ` + familyColumns + `, coalesce(
+	  (SELECT u.disabled_at IS NOT NULL FROM users u WHERE u.project_id = f.project_id AND u.id = f.user_id),
+	  false)
+	FROM refresh_families f WHERE f.project_id = $1 AND f.id = $2`
 
 	// rotateFamilySQL is the compare-and-swap of RotateRefresh: one
 	// statement that moves the family from generation $3 to $3+1 only if
-	// $3 is still current, the family unrevoked and the generation
-	// unexpired at $4. Under READ COMMITTED a concurrent UPDATE of the same
-	// row makes this one wait for it to commit and then re-evaluate the
-	// WHERE clause on the new row version, where generation = $3 no longer
-	// holds: of any number of concurrent calls, exactly one updates a row.
-	rotateFamilySQL = `UPDATE refresh_families
-	SET generation = generation + 1, issued_at = $4, expires_at = $5, rotated_at = $4
-	WHERE project_id = $1 AND id = $2 AND generation = $3
-	  AND revoked_at IS NULL AND expires_at > $4
+	// $3 is still current, the family unrevoked, its generation unexpired
+	// and its end not reached at $4, and its user not disabled. The new
+	// generation expires at $5 or at the end, whichever is first.
+	//
+	// Under READ COMMITTED a concurrent UPDATE of the same row makes this
+	// one wait for it to commit and then re-evaluate the WHERE clause on
+	// the new row version, where generation = $3 (or revoked_at IS NULL,
+	// after DisableUser or a replay revoked it) no longer holds: of any
+	// number of concurrent calls, exactly one updates the row, and none
+	// after DisableUser's revocation of the row. (A rotation that updates
+	// the row first makes DisableUser's revoking UPDATE wait for it and
+	// then revoke the new version.) Under SERIALIZABLE the loser gets a
+	// serialization failure instead and runs again (see Store.run).
+	rotateFamilySQL = `UPDATE refresh_families f
+	SET generation = generation + 1, issued_at = $4,
+	    expires_at = CASE WHEN f.ends_at < $5 THEN f.ends_at ELSE $5 END,
+	    rotated_at = $4
+	WHERE f.project_id = $1 AND f.id = $2 AND f.generation = $3
+	  AND f.revoked_at IS NULL AND f.expires_at > $4 AND (f.ends_at IS NULL OR f.ends_at > $4)
+	  AND NOT EXISTS (SELECT 1 FROM users u
+	    WHERE u.project_id = f.project_id AND u.id = f.user_id AND u.disabled_at IS NOT NULL)
 	RETURNING ` + familyColumns
-	revokeFamilySQL = `UPDATE refresh_families SET revoked_at = coalesce(revoked_at, $3)
-	WHERE project_id = $1 AND id = $2`
+	// revokeFamilySQL changes only an unrevoked family, so that a second
+	// revocation keeps the earlier time and adds no feed item.
+	revokeFamilySQL = `UPDATE refresh_families SET revoked_at = $3
+	WHERE project_id = $1 AND id = $2 AND revoked_at IS NULL`
+	familyExistsSQL = `SELECT EXISTS (SELECT 1 FROM refresh_families WHERE project_id = $1 AND id = $2)`
+
+	// pruneFamiliesSQL runs on refresh_families_revoked_at and
+	// refresh_families_ends_at and reads the table for the expiry test
+	// (see the migration).
+	pruneFamiliesSQL = `DELETE FROM refresh_families
+	WHERE revoked_at < $1 OR expires_at < $1 OR ends_at < $1`
 )
 
-// CreateRefreshFamily records f, whose Generation must be 0. It returns an
-// error matching store.ErrInvalid for an empty id or user id or a non-zero
-// generation, store.ErrNotFound for an unknown project or user (a foreign
-// key to the project's users) and store.ErrConflict for an existing id.
+// CreateRefreshFamily records f, which starts a session. It returns an error
+// matching store.ErrInvalid when store.CheckFamily refuses f,
+// store.ErrNotFound for an unknown project or user, store.ErrDisabled for a
+// disabled user and store.ErrConflict for an existing id. See
+// createFamilySQL for how it stays consistent with a concurrent DisableUser.
 func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) error {
 	const op = "create refresh family"
-	if err := checkProject(op, f.ProjectID); err != nil {
-		return err
+	if err := store.CheckFamily(f); err != nil {
+		return wrapCheck(op, err)
 	}
-	if err := checkID(op, "id", f.ID); err != nil {
-		return err
+	// The loop runs again only if the user was enabled between the INSERT
+	// and the read that explains why it inserted nothing.
+	for range 3 {
+		n, err := s.execCount(ctx, op, createFamilySQL, f.ProjectID, f.ID, f.UserID,
+			ts(f.IssuedAt), ts(f.ExpiresAt), ts(f.CreatedAt), nullTS(f.EndsAt))
+		if err != nil || n == 1 {
+			return err
+		}
+		var disabled bool
+		err = s.read(ctx, op, func(q querier) error {
+			return q.QueryRow(ctx, userDisabledSQL, f.ProjectID, f.UserID).Scan(&disabled)
+		})
+		if err != nil {
+			return err // no row: store.ErrNotFound, an unknown project or user
+		}
+		if disabled {
+			return fmt.Errorf("postgres: %s: %w", op, store.ErrDisabled)
+		}
 	}
-	if err := checkID(op, "user id", f.UserID); err != nil {
-		return err
-	}
-	if f.Generation != 0 {
-		return invalid(op, "generation is not 0")
-	}
-	_, err := s.pool.Exec(ctx, createFamilySQL, f.ProjectID, f.ID, f.UserID,
-		ts(f.IssuedAt), ts(f.ExpiresAt), ts(f.CreatedAt), nullTS(f.RevokedAt))
-	return translate(op, err)
+	return fmt.Errorf("postgres: %s: the user changed during the call, try again", op)
 }
 
 // RotateRefresh exchanges generation gen of the family for its successor,
 // as documented on [store.RefreshStore]. The exchange is a single
 // conditional UPDATE ... RETURNING (see rotateFamilySQL), so it is atomic
 // across every handle on the database without explicit locks. When it
-// changes no row, one read of the family classifies the call:
+// changes no row, one read of the family classifies the call, in this
+// order:
 //
 //   - no row: store.ErrNotFound;
+//   - the user disabled: store.ErrDisabled;
 //   - revoked: store.ErrRevoked;
 //   - gen above the current generation: store.ErrNotFound;
-//   - gen current (so expired): store.ErrExpired;
+//   - gen current (so expired or ended): store.ErrExpired;
 //   - gen the predecessor of the current one, rotated no more than
-//     p.ReuseWindow before p.Now (p.ReuseWindow > 0): the current family
-//     with Reused true;
-//   - any other earlier gen: the family is revoked at p.Now with one UPDATE
-//     and the error matches store.ErrReplayed.
+//     p.ReuseWindow before p.Now: the current family with Reused true,
+//     or store.ErrExpired if the current generation has expired or the
+//     session ended;
+//   - any other earlier gen: in one transaction the family is revoked at
+//     p.Now and one store.RevokedSession item is added to the feed (unless
+//     it was revoked meanwhile), and the error matches store.ErrReplayed.
 //
 // Every classification stays true once made, because a family only moves
 // forward (the generation grows, a revocation stays). It returns
-// store.ErrInvalid for a negative gen, a zero p.Now, a non-positive p.TTL
-// or a negative p.ReuseWindow.
+// store.ErrInvalid when store.CheckRotate refuses gen or p.
 func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, gen int64, p store.RotateParams) (store.Rotation, error) {
 	const op = "rotate refresh"
-	if err := checkProject(op, projectID); err != nil {
-		return store.Rotation{}, err
+	if err := store.CheckKey(projectID, "family id", familyID); err != nil {
+		return store.Rotation{}, wrapCheck(op, err)
 	}
-	if err := checkID(op, "family id", familyID); err != nil {
-		return store.Rotation{}, err
-	}
-	switch {
-	case gen < 0:
-		return store.Rotation{}, invalid(op, "negative generation")
-	case p.Now.IsZero():
-		return store.Rotation{}, invalid(op, "zero Now")
-	case p.TTL <= 0:
-		return store.Rotation{}, invalid(op, "non-positive TTL")
-	case p.ReuseWindow < 0:
-		return store.Rotation{}, invalid(op, "negative ReuseWindow")
+	if err := store.CheckRotate(gen, p); err != nil {
+		return store.Rotation{}, wrapCheck(op, err)
 	}
 	now := ts(p.Now)
 	expires := ts(p.Now.Add(p.TTL))
@@ -102,38 +146,54 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 	// transaction holding its row rolled back, between the UPDATE and the
 	// read: the read then finds gen current and valid.
 	for range 3 {
-		f, err := scanFamily(s.pool.QueryRow(ctx, rotateFamilySQL, projectID, familyID, gen, now, expires))
+		var f store.RefreshFamily
+		err := s.write(ctx, op, func(q querier) error {
+			var err error
+			f, _, err = scanFamilyRow(q.QueryRow(ctx, rotateFamilySQL, projectID, familyID, gen, now, expires))
+			return err
+		})
 		if err == nil {
 			return store.Rotation{Family: f}, nil
 		}
-		if err = translate(op, err); !isNotFound(err) {
+		if !errors.Is(err, store.ErrNotFound) {
 			return store.Rotation{}, err
 		}
 
-		f, rotatedAt, err := scanFamilyRow(s.pool.QueryRow(ctx, getFamilySQL, projectID, familyID))
+		var rotatedAt time.Time
+		var disabled bool
+		err = s.read(ctx, op, func(q querier) error {
+			var err error
+			f, rotatedAt, err = scanFamilyRow(q.QueryRow(ctx, classifyFamilySQL, projectID, familyID), &disabled)
+			return err
+		})
 		if err != nil {
-			return store.Rotation{}, translate(op, err)
+			return store.Rotation{}, err
 		}
 		switch {
+		case disabled:
+			return store.Rotation{}, fmt.Errorf("postgres: %s: %w", op, store.ErrDisabled)
 		case !f.RevokedAt.IsZero():
 			return store.Rotation{}, fmt.Errorf("postgres: %s: %w", op, store.ErrRevoked)
 		case gen > f.Generation:
 			return store.Rotation{}, notFound(op)
 		case gen == f.Generation:
-			if !f.ExpiresAt.After(now) {
+			if !f.Live(now) {
 				return store.Rotation{}, fmt.Errorf("postgres: %s: %w", op, store.ErrExpired)
 			}
 			continue
 		case gen == f.Generation-1 && withinWindow(rotatedAt, now, p.ReuseWindow):
+			if !f.Live(now) {
+				return store.Rotation{}, fmt.Errorf("postgres: %s: %w", op, store.ErrExpired)
+			}
 			return store.Rotation{Family: f, Reused: true}, nil
 		}
 		// An older generation, or the predecessor after the window.
-		if _, err := s.pool.Exec(ctx, revokeFamilySQL, projectID, familyID, now); err != nil {
-			return store.Rotation{}, translate(op, err)
+		if err := s.revokeFamily(ctx, op, projectID, familyID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return store.Rotation{}, err
 		}
 		return store.Rotation{}, fmt.Errorf("postgres: %s: generation %d of %d: %w", op, gen, f.Generation, store.ErrReplayed)
 	}
-	return store.Rotation{}, fmt.Errorf("postgres: %s: family changed during rotation, try again", op)
+	return store.Rotation{}, fmt.Errorf("postgres: %s: the family changed during the call, try again", op)
 }
 
 // withinWindow reports whether a rotation at rotatedAt (the zero time for
@@ -150,32 +210,52 @@ func withinWindow(rotatedAt, now time.Time, window time.Duration) bool {
 // store.ErrNotFound.
 func (s *Store) GetRefreshFamily(ctx context.Context, projectID, familyID string) (store.RefreshFamily, error) {
 	const op = "get refresh family"
-	if err := checkProject(op, projectID); err != nil {
-		return store.RefreshFamily{}, err
+	if err := store.CheckKey(projectID, "family id", familyID); err != nil {
+		return store.RefreshFamily{}, wrapCheck(op, err)
 	}
-	if err := checkID(op, "family id", familyID); err != nil {
-		return store.RefreshFamily{}, err
-	}
-	f, err := scanFamily(s.pool.QueryRow(ctx, getFamilySQL, projectID, familyID))
-	return f, translate(op, err)
+	return getOne(ctx, s, op, getFamilySQL, []any{projectID, familyID}, scanFamily)
 }
 
-// RevokeRefreshFamily revokes the family at at, keeping an earlier
-// revocation time, or returns an error matching store.ErrNotFound. A zero at
-// returns an error matching store.ErrInvalid.
+// RevokeRefreshFamily ends the session: it revokes the family at at and adds
+// one revocation of kind store.RevokedSession to the feed, in one
+// transaction. Revoking a revoked family succeeds, keeps the earlier time
+// and adds nothing. It returns an error matching store.ErrNotFound for an
+// unknown family and store.ErrInvalid for a zero at.
 func (s *Store) RevokeRefreshFamily(ctx context.Context, projectID, familyID string, at time.Time) error {
 	const op = "revoke refresh family"
-	if err := checkKeyArgs(op, projectID, familyID, at); err != nil {
-		return err
+	if err := store.CheckKey(projectID, "family id", familyID); err != nil {
+		return wrapCheck(op, err)
 	}
-	tag, err := s.pool.Exec(ctx, revokeFamilySQL, projectID, familyID, ts(at))
-	if err != nil {
-		return translate(op, err)
+	if err := store.CheckTime("revoked at", at); err != nil {
+		return wrapCheck(op, err)
 	}
-	if tag.RowsAffected() == 0 {
-		return notFound(op)
+	return s.revokeFamily(ctx, op, projectID, familyID, ts(at))
+}
+
+// revokeFamily revokes the family at at, adding its feed item, unless it is
+// revoked already.
+func (s *Store) revokeFamily(ctx context.Context, op, projectID, familyID string, at time.Time) error {
+	return s.inTx(ctx, op, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, revokeFamilySQL, projectID, familyID, at)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return existsOrNotFound(ctx, tx, op, familyExistsSQL, projectID, familyID)
+		}
+		return addRevocation(ctx, tx, projectID, store.RevokedSession, familyID, at)
+	})
+}
+
+// PruneRefreshFamilies deletes every family, of every project, revoked,
+// expired or ended before before, in one statement, and returns how many it
+// deleted.
+func (s *Store) PruneRefreshFamilies(ctx context.Context, before time.Time) (int, error) {
+	const op = "prune refresh families"
+	if err := store.CheckTime("before", before); err != nil {
+		return 0, wrapCheck(op, err)
 	}
-	return nil
+	return s.execCount(ctx, op, pruneFamiliesSQL, ts(before))
 }
 
 func scanFamily(row rowScanner) (store.RefreshFamily, error) {
@@ -183,19 +263,20 @@ func scanFamily(row rowScanner) (store.RefreshFamily, error) {
 	return f, err
 }
 
-// scanFamilyRow scans familyColumns: the family, and when its previous
-// generation was rotated (the zero time at generation 0).
-func scanFamilyRow(row rowScanner) (store.RefreshFamily, time.Time, error) {
+// scanFamilyRow scans familyColumns, then into extra: the family, and when
+// its previous generation was rotated (the zero time at generation 0).
+func scanFamilyRow(row rowScanner, extra ...any) (store.RefreshFamily, time.Time, error) {
 	var f store.RefreshFamily
-	var rotated, revoked pgtype.Timestamptz
-	err := row.Scan(&f.ProjectID, &f.ID, &f.UserID, &f.Generation,
-		&f.IssuedAt, &f.ExpiresAt, &f.CreatedAt, &rotated, &revoked)
-	if err != nil {
+	var ends, rotated, revoked pgtype.Timestamptz
+	dest := append([]any{&f.ProjectID, &f.ID, &f.UserID, &f.Generation,
+		&f.IssuedAt, &f.ExpiresAt, &f.CreatedAt, &ends, &rotated, &revoked}, extra...)
+	if err := row.Scan(dest...); err != nil {
 		return store.RefreshFamily{}, time.Time{}, err
 	}
 	f.IssuedAt = f.IssuedAt.UTC()
 	f.ExpiresAt = f.ExpiresAt.UTC()
 	f.CreatedAt = f.CreatedAt.UTC()
+	f.EndsAt = fromNullTS(ends)
 	f.RevokedAt = fromNullTS(revoked)
 	return f, fromNullTS(rotated), nil
 }

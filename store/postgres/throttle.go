@@ -2,12 +2,12 @@ package postgres
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/latchkey-dev/latchkey/store"
 )
 
 const (
@@ -25,57 +25,40 @@ const (
 	RETURNING count, started_at`
 	failuresSQL      = `SELECT count, started_at FROM throttles WHERE key = $1`
 	clearFailuresSQL = `DELETE FROM throttles WHERE key = $1`
-	// pruneThrottlesSQL deletes, in bounded batches, rows whose last
-	// recorded window ended. The outer reset_at test is re-checked on the
-	// current row version if a concurrent AddFailure updated it, so a window
-	// reopened meanwhile is kept.
-	pruneThrottlesSQL = `DELETE FROM throttles
+	// pruneThrottlesSQL deletes the rows whose last recorded window ended.
+	// A row a concurrent AddFailure updated is re-checked on its new
+	// version, so a window reopened meanwhile is kept.
+	pruneThrottlesSQL = `DELETE FROM throttles WHERE reset_at <= $1`
+	// pruneThrottlesBatchSQL is pruneThrottlesSQL bounded to 1000 rows, for
+	// AddFailure's own pruning, which must not make a request slow.
+	pruneThrottlesBatchSQL = `DELETE FROM throttles
 	WHERE reset_at <= $1 AND key IN (
 	  SELECT key FROM throttles WHERE reset_at <= $1 LIMIT 1000)`
 )
-
-// maxThrottleKey is the longest key stored as it is; longer keys are stored
-// as their SHA-256, so that no key exceeds what a B-tree index entry holds.
-const maxThrottleKey = 256
-
-func throttleKey(key string) string {
-	if len(key) <= maxThrottleKey {
-		return key
-	}
-	sum := sha256.Sum256([]byte(key))
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-func checkThrottle(op, key string, window time.Duration) error {
-	if key == "" {
-		return invalid(op, "empty key")
-	}
-	if window <= 0 {
-		return invalid(op, "non-positive window")
-	}
-	return nil
-}
 
 // AddFailure counts one failure for key at now, with one
 // INSERT ... ON CONFLICT DO UPDATE. If the key's window has ended (it
 // started window or more before now) a new window starts at now. It returns
 // the count in the current window and when that window ends. It returns an
-// error matching store.ErrInvalid for an empty key or a non-positive window.
+// error matching store.ErrInvalid when store.CheckThrottle refuses key and
+// window, or for a zero now.
 //
 // At most once per Options.ThrottlePruneInterval (by now) it also deletes
 // rows whose window has ended.
 func (s *Store) AddFailure(ctx context.Context, key string, now time.Time, window time.Duration) (int, time.Time, error) {
 	const op = "add failure"
-	if err := checkThrottle(op, key, window); err != nil {
-		return 0, time.Time{}, err
+	if err := checkThrottle(key, now, window); err != nil {
+		return 0, time.Time{}, wrapCheck(op, err)
 	}
 	now = ts(now)
 	var count int
 	var started time.Time
-	err := s.pool.QueryRow(ctx, addFailureSQL, throttleKey(key), ts(now.Add(window)), ts(now.Add(-window)), now).
-		Scan(&count, &started)
+	err := s.write(ctx, op, func(q querier) error {
+		return q.QueryRow(ctx, addFailureSQL, key, ts(now.Add(window)), ts(now.Add(-window)), now).
+			Scan(&count, &started)
+	})
 	if err != nil {
-		return 0, time.Time{}, translate(op, err)
+		return 0, time.Time{}, err
 	}
 	s.maybePrune(ctx, now)
 	return count, ts(started.Add(window)), nil
@@ -85,20 +68,24 @@ func (s *Store) AddFailure(ctx context.Context, key string, now time.Time, windo
 // with no window open at now has count 0 and a zero reset time.
 func (s *Store) Failures(ctx context.Context, key string, now time.Time, window time.Duration) (int, time.Time, error) {
 	const op = "failures"
-	if err := checkThrottle(op, key, window); err != nil {
-		return 0, time.Time{}, err
+	if err := checkThrottle(key, now, window); err != nil {
+		return 0, time.Time{}, wrapCheck(op, err)
 	}
 	now = ts(now)
 	var count int
 	var started time.Time
-	err := s.pool.QueryRow(ctx, failuresSQL, throttleKey(key)).Scan(&count, &started)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, time.Time{}, nil
-	}
+	err := s.read(ctx, op, func(q querier) error {
+		err := q.QueryRow(ctx, failuresSQL, key).Scan(&count, &started)
+		if errors.Is(err, pgx.ErrNoRows) {
+			count = 0
+			return nil
+		}
+		return err
+	})
 	if err != nil {
-		return 0, time.Time{}, translate(op, err)
+		return 0, time.Time{}, err
 	}
-	if !started.After(now.Add(-window)) {
+	if count == 0 || !started.After(now.Add(-window)) {
 		return 0, time.Time{}, nil
 	}
 	return count, ts(started.Add(window)), nil
@@ -107,14 +94,32 @@ func (s *Store) Failures(ctx context.Context, key string, now time.Time, window 
 // ClearFailures forgets key's window. Clearing an unknown key succeeds.
 func (s *Store) ClearFailures(ctx context.Context, key string) error {
 	const op = "clear failures"
-	if key == "" {
-		return invalid(op, "empty key")
+	// Only the key is checked; the window is not an argument here.
+	if err := store.CheckThrottle(key, time.Second); err != nil {
+		return wrapCheck(op, err)
 	}
-	_, err := s.pool.Exec(ctx, clearFailuresSQL, throttleKey(key))
-	return translate(op, err)
+	_, err := s.execCount(ctx, op, clearFailuresSQL, key)
+	return err
 }
 
-// maybePrune deletes ended throttle windows if the last prune by this Store
+// PruneThrottle deletes every window that ended at or before now, in one
+// statement, and returns how many it deleted.
+func (s *Store) PruneThrottle(ctx context.Context, now time.Time) (int, error) {
+	const op = "prune throttle"
+	if err := store.CheckTime("now", now); err != nil {
+		return 0, wrapCheck(op, err)
+	}
+	return s.execCount(ctx, op, pruneThrottlesSQL, ts(now))
+}
+
+func checkThrottle(key string, now time.Time, window time.Duration) error {
+	if err := store.CheckThrottle(key, window); err != nil {
+		return err
+	}
+	return store.CheckTime("now", now)
+}
+
+// maybePrune deletes up to 1000 ended throttle windows if the last prune by this Store
 // was at least prunePeriod before now. A failure is logged, not returned:
 // the failure itself was counted.
 func (s *Store) maybePrune(ctx context.Context, now time.Time) {
@@ -130,7 +135,7 @@ func (s *Store) maybePrune(ctx context.Context, now time.Time) {
 	if !due {
 		return
 	}
-	if _, err := s.pool.Exec(ctx, pruneThrottlesSQL, now); err != nil {
-		s.log.WarnContext(ctx, "postgres: prune throttles", "err", translate("prune throttles", err))
+	if _, err := s.execCount(ctx, "prune throttles", pruneThrottlesBatchSQL, now); err != nil {
+		s.log.WarnContext(ctx, "postgres: prune throttles", "err", err)
 	}
 }

@@ -2,105 +2,246 @@ package postgres
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
 const (
-	userColumns   = `project_id, id, email, password_hash, tags, created_at`
+	userColumns   = `project_id, id, email, password_hash, tags, created_at, disabled_at`
 	createUserSQL = `INSERT INTO users
 	(project_id, id, email, email_normalized, password_hash, tags, created_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7)`
 	getUserSQL        = `SELECT ` + userColumns + ` FROM users WHERE project_id = $1 AND id = $2`
 	getUserByEmailSQL = `SELECT ` + userColumns + ` FROM users WHERE project_id = $1 AND email_normalized = $2`
 	setPasswordSQL    = `UPDATE users SET password_hash = $3 WHERE project_id = $1 AND id = $2`
+	setTagsSQL        = `UPDATE users SET tags = $3 WHERE project_id = $1 AND id = $2`
+
+	// The pieces of ListUsers' keyset query, see listUsersSQL; %s are
+	// placeholders.
+	listUsersBaseSQL  = `SELECT ` + userColumns + ` FROM users WHERE project_id = $1`
+	listUsersFromSQL  = ` AND email_normalized >= %s`
+	listUsersBelowSQL = ` AND email_normalized < %s`
+	listUsersAfterSQL = ` AND (created_at, id) > (%s, %s)`
+	listUsersOrderSQL = ` ORDER BY created_at, id LIMIT %s`
+
+	// lockUserSQL takes the user row's strongest lock: it waits for, and
+	// then excludes, the FOR KEY SHARE lock CreateRefreshFamily holds on
+	// the user until it commits, so that no family is added to a user
+	// being disabled (see createFamilySQL).
+	lockUserSQL           = `SELECT disabled_at FROM users WHERE project_id = $1 AND id = $2 FOR UPDATE`
+	disableUserSQL        = `UPDATE users SET disabled_at = $3 WHERE project_id = $1 AND id = $2`
+	revokeUserFamiliesSQL = `UPDATE refresh_families SET revoked_at = $3
+	WHERE project_id = $1 AND user_id = $2 AND revoked_at IS NULL`
+	deleteUserConsoleSessionsSQL = `DELETE FROM console_sessions WHERE project_id = $1 AND user_id = $2`
+	enableUserSQL                = `UPDATE users SET disabled_at = NULL WHERE project_id = $1 AND id = $2`
 )
 
-// CreateUser creates u. It returns an error matching store.ErrInvalid for an
-// empty id or email, store.ErrNotFound for an unknown project, and
+// CreateUser creates u. It returns an error matching store.ErrInvalid when
+// store.CheckUser refuses u, store.ErrNotFound for an unknown project, and
 // store.ErrConflict when the id exists in the project or another user of the
 // project has the same email compared case-insensitively (a UNIQUE
 // constraint on the store.NormalizeEmail form).
 func (s *Store) CreateUser(ctx context.Context, u store.User) error {
 	const op = "create user"
-	if err := checkProject(op, u.ProjectID); err != nil {
-		return err
+	if err := store.CheckUser(u); err != nil {
+		return wrapCheck(op, err)
 	}
-	if err := checkID(op, "id", u.ID); err != nil {
-		return err
-	}
-	norm := store.NormalizeEmail(u.Email)
-	if norm == "" {
-		return invalid(op, "empty email")
-	}
-	tags := u.Tags
-	if tags == nil {
-		tags = []string{}
-	}
-	_, err := s.pool.Exec(ctx, createUserSQL,
-		u.ProjectID, u.ID, u.Email, norm, u.PasswordHash, tags, ts(u.CreatedAt))
-	return translate(op, err)
+	_, err := s.execCount(ctx, op, createUserSQL, u.ProjectID, u.ID, u.Email,
+		store.NormalizeEmail(u.Email), u.PasswordHash, tagsArg(u.Tags), ts(u.CreatedAt))
+	return err
 }
 
 // GetUser returns the project's user with the given id, or an error matching
 // store.ErrNotFound.
 func (s *Store) GetUser(ctx context.Context, projectID, id string) (store.User, error) {
 	const op = "get user"
-	if err := checkProject(op, projectID); err != nil {
-		return store.User{}, err
+	if err := store.CheckKey(projectID, "user id", id); err != nil {
+		return store.User{}, wrapCheck(op, err)
 	}
-	if err := checkID(op, "id", id); err != nil {
-		return store.User{}, err
-	}
-	return s.scanUser(op, s.pool.QueryRow(ctx, getUserSQL, projectID, id))
+	return getOne(ctx, s, op, getUserSQL, []any{projectID, id}, scanUser)
 }
 
 // GetUserByEmail returns the project's user whose email equals email
-// case-insensitively, or an error matching store.ErrNotFound.
+// case-insensitively, or an error matching store.ErrNotFound. An email that
+// store.NormalizeEmail makes empty is store.ErrInvalid.
 func (s *Store) GetUserByEmail(ctx context.Context, projectID, email string) (store.User, error) {
 	const op = "get user by email"
-	if err := checkProject(op, projectID); err != nil {
-		return store.User{}, err
+	if err := store.CheckProjectID(projectID); err != nil {
+		return store.User{}, wrapCheck(op, err)
 	}
 	norm := store.NormalizeEmail(email)
 	if norm == "" {
 		return store.User{}, invalid(op, "empty email")
 	}
-	return s.scanUser(op, s.pool.QueryRow(ctx, getUserByEmailSQL, projectID, norm))
+	return getOne(ctx, s, op, getUserByEmailSQL, []any{projectID, norm}, scanUser)
+}
+
+// ListUsers returns at most req.Limit users of the project whose normalized
+// email starts with store.NormalizeEmail(emailPrefix) (every user when it is
+// empty) and that sort strictly after req.After, in ascending (CreatedAt, ID)
+// order with ids compared byte by byte, and whether more such users follow.
+// An unknown project lists as empty.
+//
+// The prefix is matched literally ('%' and '_' are plain characters) as the
+// byte range [prefix, prefixEnd(prefix)) of email_normalized, which is
+// COLLATE "C": an index range on users_email_unique. Without a prefix the
+// query is a keyset scan of users_list.
+func (s *Store) ListUsers(ctx context.Context, projectID, emailPrefix string, req paginate.Request) (paginate.Page[store.User], error) {
+	const op = "list users"
+	if err := checkList(projectID, req); err != nil {
+		return paginate.Page[store.User]{}, wrapCheck(op, err)
+	}
+	limit, fetch := pageSize(req)
+	sql, args := listUsersSQL(projectID, store.NormalizeEmail(emailPrefix), req.After, fetch)
+	return listPage(ctx, s, op, limit, sql, args, func(rows pgx.Rows) (store.User, error) {
+		return scanUser(rows)
+	})
+}
+
+// listUsersSQL returns ListUsers' query and its arguments: the users of the
+// project, within the prefix's range when prefix is not empty, after the
+// cursor when it is set, at most fetch of them.
+func listUsersSQL(projectID, prefix string, after paginate.Cursor, fetch int) (string, []any) {
+	sql, args := listUsersBaseSQL, []any{projectID}
+	ph := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if prefix != "" {
+		sql += fmt.Sprintf(listUsersFromSQL, ph(prefix))
+		if end, ok := prefixEnd(prefix); ok {
+			sql += fmt.Sprintf(listUsersBelowSQL, ph(end))
+		}
+	}
+	if !after.IsZero() {
+		sql += fmt.Sprintf(listUsersAfterSQL, ph(ts(after.CreatedAt)), ph(after.ID))
+	}
+	sql += fmt.Sprintf(listUsersOrderSQL, ph(fetch))
+	return sql, args
+}
+
+// prefixEnd returns the least string that sorts, byte by byte, after every
+// string starting with prefix, a valid UTF-8 string: prefix with its last
+// character replaced by the next one (skipping the surrogates, which UTF-8
+// cannot hold), dropping trailing U+10FFFF. UTF-8 orders strings by code
+// point, so a valid UTF-8 string s starts with prefix exactly when
+// prefix <= s < prefixEnd(prefix). It reports false when no such string
+// exists (prefix is all U+10FFFF): then s >= prefix alone says it.
+func prefixEnd(prefix string) (string, bool) {
+	rs := []rune(prefix)
+	for i := len(rs) - 1; i >= 0; i-- {
+		r := rs[i] + 1
+		if r >= 0xD800 && r <= 0xDFFF {
+			r = 0xE000
+		}
+		if r <= unicode.MaxRune {
+			rs[i] = r
+			return string(rs[:i+1]), true
+		}
+	}
+	return "", false
 }
 
 // SetPasswordHash replaces the user's password hash, or returns an error
 // matching store.ErrNotFound.
 func (s *Store) SetPasswordHash(ctx context.Context, projectID, id, hash string) error {
 	const op = "set password hash"
-	if err := checkProject(op, projectID); err != nil {
-		return err
+	if err := store.CheckKey(projectID, "user id", id); err != nil {
+		return wrapCheck(op, err)
 	}
-	if err := checkID(op, "id", id); err != nil {
-		return err
-	}
-	tag, err := s.pool.Exec(ctx, setPasswordSQL, projectID, id, hash)
-	if err != nil {
-		return translate(op, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound(op)
-	}
-	return nil
+	return s.execOne(ctx, op, setPasswordSQL, projectID, id, hash)
 }
 
-type rowScanner interface {
-	Scan(dest ...any) error
+// SetUserTags replaces the user's tags, or returns an error matching
+// store.ErrNotFound; store.CheckTags refusing tags is store.ErrInvalid.
+func (s *Store) SetUserTags(ctx context.Context, projectID, id string, tags []string) error {
+	const op = "set user tags"
+	if err := store.CheckKey(projectID, "user id", id); err != nil {
+		return wrapCheck(op, err)
+	}
+	if err := store.CheckTags(tags); err != nil {
+		return wrapCheck(op, err)
+	}
+	return s.execOne(ctx, op, setTagsSQL, projectID, id, tagsArg(tags))
 }
 
-func (s *Store) scanUser(op string, row rowScanner) (store.User, error) {
+// DisableUser disables the user at at in one transaction: it locks the user
+// row (FOR UPDATE), sets DisabledAt, revokes every unrevoked family of the
+// user at at, and adds one revocation of kind store.RevokedUser to the
+// project's feed. A CreateRefreshFamily for the user either committed
+// before the lock was granted (and its family is revoked here) or waits for
+// this transaction and then finds the user disabled. A RotateRefresh either
+// committed before the revoking UPDATE reached its family row (and is
+// revoked here) or waits for that row and then finds it revoked. Disabling
+// a disabled user changes nothing. It returns an error matching
+// store.ErrNotFound for an unknown user and store.ErrInvalid for a zero at.
+func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.Time) error {
+	const op = "disable user"
+	if err := store.CheckKey(projectID, "user id", id); err != nil {
+		return wrapCheck(op, err)
+	}
+	if err := store.CheckTime("disabled at", at); err != nil {
+		return wrapCheck(op, err)
+	}
+	at = ts(at)
+	return s.inTx(ctx, op, func(tx pgx.Tx) error {
+		var disabled pgtype.Timestamptz
+		if err := tx.QueryRow(ctx, lockUserSQL, projectID, id).Scan(&disabled); err != nil {
+			return err
+		}
+		if disabled.Valid {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, disableUserSQL, projectID, id, at); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, revokeUserFamiliesSQL, projectID, id, at); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, deleteUserConsoleSessionsSQL, projectID, id); err != nil {
+			return err
+		}
+		return addRevocation(ctx, tx, projectID, store.RevokedUser, id, at)
+	})
+}
+
+// EnableUser clears the user's DisabledAt; sessions ended by DisableUser
+// stay ended. It returns an error matching store.ErrNotFound for an unknown
+// user.
+func (s *Store) EnableUser(ctx context.Context, projectID, id string) error {
+	const op = "enable user"
+	if err := store.CheckKey(projectID, "user id", id); err != nil {
+		return wrapCheck(op, err)
+	}
+	return s.execOne(ctx, op, enableUserSQL, projectID, id)
+}
+
+// tagsArg returns tags as stored: never NULL.
+func tagsArg(tags []string) []string {
+	if tags == nil {
+		return []string{}
+	}
+	return tags
+}
+
+func scanUser(row rowScanner) (store.User, error) {
 	var u store.User
-	if err := row.Scan(&u.ProjectID, &u.ID, &u.Email, &u.PasswordHash, &u.Tags, &u.CreatedAt); err != nil {
-		return store.User{}, translate(op, err)
+	var disabled pgtype.Timestamptz
+	if err := row.Scan(&u.ProjectID, &u.ID, &u.Email, &u.PasswordHash, &u.Tags, &u.CreatedAt, &disabled); err != nil {
+		return store.User{}, err
 	}
 	if u.Tags == nil {
 		u.Tags = []string{}
 	}
 	u.CreatedAt = u.CreatedAt.UTC()
+	u.DisabledAt = fromNullTS(disabled)
 	return u, nil
 }

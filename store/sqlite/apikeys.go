@@ -2,42 +2,43 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"time"
+
+	"zombiezen.com/go/sqlite"
 
 	"github.com/latchkey-dev/latchkey/store"
 )
 
 const (
-	createAPIKeySQL = `INSERT INTO api_keys (id, project_id, name, created_at, last_used_at, revoked_at)
+	createAPIKeySQL = `INSERT INTO api_keys (id, project_id, name, created_by, signing_key_id, created_at)
 VALUES (?, ?, ?, ?, ?, ?)`
-	apiKeyColumns = `id, project_id, name, created_at, last_used_at, revoked_at`
+	apiKeyColumns = `id, project_id, name, created_by, signing_key_id, created_at, last_used_at, revoked_at`
 	getAPIKeySQL  = `SELECT ` + apiKeyColumns + ` FROM api_keys WHERE id = ? AND project_id = ?`
 	listAPIKeySQL = `SELECT ` + apiKeyColumns + ` FROM api_keys WHERE project_id = ?
 ORDER BY created_at, id`
-	revokeAPIKeySQL = `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?)
-WHERE id = ? AND project_id = ?`
+	// revokeAPIKeySQL revokes a key that is not revoked; apiKeyRevokedSQL
+	// tells a revoked key from an unknown one first.
+	apiKeyRevokedSQL = `SELECT revoked_at FROM api_keys WHERE id = ? AND project_id = ?`
+	revokeAPIKeySQL  = `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND project_id = ? AND revoked_at IS NULL`
 	// touchAPIKeySQL changes nothing (and writes nothing) when the key was
 	// already used at or after the time given; existsAPIKeySQL then tells
 	// that case from an unknown key.
 	touchAPIKeySQL = `UPDATE api_keys SET last_used_at = ?
 WHERE id = ? AND project_id = ? AND (last_used_at IS NULL OR last_used_at < ?)`
-	existsAPIKeySQL = `SELECT COUNT(*) FROM api_keys WHERE id = ? AND project_id = ?`
+	existsAPIKeySQL = `SELECT 1 FROM api_keys WHERE id = ? AND project_id = ?`
 )
 
-// CreateAPIKey records k. It returns an error matching store.ErrInvalid for
-// an empty id or name or an invalid project id, store.ErrNotFound for an
-// unknown project and store.ErrConflict for an existing id.
+// CreateAPIKey records k. It returns an error matching store.ErrInvalid
+// when store.CheckAPIKey refuses k, store.ErrNotFound for an unknown project
+// and store.ErrConflict for an existing id. CreatedBy and SigningKeyID are
+// kept as given.
 func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 	const op = "create api key"
-	if err := checkKey(op, k.ProjectID, k.ID); err != nil {
-		return err
+	if err := store.CheckAPIKey(k); err != nil {
+		return check(op, err)
 	}
-	if k.Name == "" {
-		return invalid(op, "empty name")
-	}
-	_, err := s.exec(ctx, createAPIKeySQL, k.ID, k.ProjectID, k.Name, micros(k.CreatedAt),
-		nullMicros(k.LastUsedAt), nullMicros(k.RevokedAt))
+	_, err := s.exec(ctx, createAPIKeySQL, k.ID, k.ProjectID, k.Name, k.CreatedBy, k.SigningKeyID, micros(k.CreatedAt))
 	return wrap(op, err)
 }
 
@@ -47,53 +48,64 @@ func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 // by the next call.
 func (s *Store) GetAPIKey(ctx context.Context, projectID, id string) (store.APIKey, error) {
 	const op = "get api key"
-	if err := checkKey(op, projectID, id); err != nil {
-		return store.APIKey{}, err
+	if err := store.CheckKey(projectID, "API key id", id); err != nil {
+		return store.APIKey{}, check(op, err)
 	}
-	row, err := s.queryRow(ctx, getAPIKeySQL, id, projectID)
+	var k store.APIKey
+	err := s.readRow(ctx, getAPIKeySQL, func(st *sqlite.Stmt) error {
+		k = scanAPIKey(st)
+		return nil
+	}, id, projectID)
 	if err != nil {
 		return store.APIKey{}, wrap(op, err)
 	}
-	k, err := scanAPIKey(row)
-	return k, wrap(op, err)
+	return k, nil
 }
 
 // ListAPIKeys returns the project's keys, revoked ones included, in
 // ascending (CreatedAt, ID) order. An unknown project has none.
 func (s *Store) ListAPIKeys(ctx context.Context, projectID string) ([]store.APIKey, error) {
 	const op = "list api keys"
-	if !store.ValidProjectID(projectID) {
-		return nil, invalid(op, "project id is not a slug")
+	if err := store.CheckProjectID(projectID); err != nil {
+		return nil, check(op, err)
 	}
-	rows, err := s.query(ctx, listAPIKeySQL, projectID)
+	ks := []store.APIKey{}
+	err := s.readRows(ctx, listAPIKeySQL, func(st *sqlite.Stmt) error {
+		ks = append(ks, scanAPIKey(st))
+		return nil
+	}, projectID)
 	if err != nil {
 		return nil, wrap(op, err)
 	}
-	defer rows.Close()
-	ks := []store.APIKey{}
-	for rows.Next() {
-		k, err := scanAPIKey(rows)
-		if err != nil {
-			return nil, wrap(op, err)
-		}
-		ks = append(ks, k)
-	}
-	return ks, wrap(op, rows.Err())
+	return ks, nil
 }
 
-// RevokeAPIKey sets the key's RevokedAt to at. Revoking a revoked key
-// succeeds and keeps the first revocation time. It returns an error matching
-// store.ErrNotFound for an unknown key and store.ErrInvalid for a zero at.
+// RevokeAPIKey sets the key's RevokedAt to at and adds one revocation of
+// kind store.RevokedAPIKey to the project's feed, in one write transaction.
+// Revoking a revoked key succeeds, keeps the first revocation time and adds
+// nothing. It returns an error matching store.ErrNotFound for an unknown key
+// and store.ErrInvalid for a zero at.
 func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "revoke api key"
-	if err := checkKey(op, projectID, id); err != nil {
-		return err
+	if err := errors.Join(store.CheckKey(projectID, "API key id", id), store.CheckTime("at", at)); err != nil {
+		return check(op, err)
 	}
-	if at.IsZero() {
-		return invalid(op, "zero time")
-	}
-	res, err := s.exec(ctx, revokeAPIKeySQL, micros(at), id, projectID)
-	return wrap(op, mustAffect(res, err))
+	us := micros(at)
+	err := s.writeTx(ctx, func(t *wtx) error {
+		revoked := false
+		err := t.queryRow(apiKeyRevokedSQL, func(st *sqlite.Stmt) error {
+			revoked = !st.ColumnIsNull(0)
+			return nil
+		}, id, projectID)
+		if err != nil || revoked {
+			return err
+		}
+		if _, err := t.exec(revokeAPIKeySQL, us, id, projectID); err != nil {
+			return err
+		}
+		return t.addRevocation(projectID, store.RevokedAPIKey, id, us)
+	})
+	return wrap(op, err)
 }
 
 // TouchAPIKey sets the key's LastUsedAt to at unless it is already at or
@@ -101,47 +113,28 @@ func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.
 // key and store.ErrInvalid for a zero at.
 func (s *Store) TouchAPIKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "touch api key"
-	if err := checkKey(op, projectID, id); err != nil {
-		return err
-	}
-	if at.IsZero() {
-		return invalid(op, "zero time")
+	if err := errors.Join(store.CheckKey(projectID, "API key id", id), store.CheckTime("at", at)); err != nil {
+		return check(op, err)
 	}
 	us := micros(at)
-	res, err := s.exec(ctx, touchAPIKeySQL, us, id, projectID, us)
-	if err != nil {
-		return wrap(op, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n > 0 {
+	n, err := s.exec(ctx, touchAPIKeySQL, us, id, projectID, us)
+	if err != nil || n > 0 {
 		return wrap(op, err)
 	}
 	// Nothing changed: a newer use was recorded, or there is no such key.
-	row, err := s.queryRow(ctx, existsAPIKeySQL, id, projectID)
-	if err != nil {
-		return wrap(op, err)
-	}
-	var n int
-	if err := row.Scan(&n); err != nil {
-		return wrap(op, err)
-	}
-	if n == 0 {
-		return notFound(op)
-	}
-	return nil
+	return wrap(op, s.readRow(ctx, existsAPIKeySQL, func(*sqlite.Stmt) error { return nil }, id, projectID))
 }
 
-// scanner is a *sql.Row or *sql.Rows.
-type scanner interface{ Scan(dest ...any) error }
-
-func scanAPIKey(r scanner) (store.APIKey, error) {
-	var k store.APIKey
-	var created int64
-	var used, revoked sql.NullInt64
-	if err := r.Scan(&k.ID, &k.ProjectID, &k.Name, &created, &used, &revoked); err != nil {
-		return store.APIKey{}, err
+// scanAPIKey returns the key of a row of apiKeyColumns.
+func scanAPIKey(st *sqlite.Stmt) store.APIKey {
+	return store.APIKey{
+		ID:           st.ColumnText(0),
+		ProjectID:    st.ColumnText(1),
+		Name:         st.ColumnText(2),
+		CreatedBy:    st.ColumnText(3),
+		SigningKeyID: st.ColumnText(4),
+		CreatedAt:    columnTime(st, 5),
+		LastUsedAt:   columnNullTime(st, 6),
+		RevokedAt:    columnNullTime(st, 7),
 	}
-	k.CreatedAt = fromMicros(created)
-	k.LastUsedAt = fromNullMicros(used)
-	k.RevokedAt = fromNullMicros(revoked)
-	return k, nil
 }

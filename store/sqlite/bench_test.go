@@ -45,6 +45,14 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if role := os.Getenv(faultEnv); role != "" {
+		// A child process of a fault test.
+		if err := runFaultChild(role); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	if benchDir != "" {
 		_ = os.RemoveAll(benchDir)

@@ -2,11 +2,13 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"strings"
+	"slices"
 	"unsafe"
+
+	"zombiezen.com/go/sqlite"
 
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
@@ -36,61 +38,18 @@ ORDER BY pos LIMIT (? + 0)`
 	deleteContactSQL = `DELETE FROM contacts WHERE id = ? AND project_id = ?`
 )
 
-// contactBatch is how many rows one multi-row INSERT of CreateContacts
-// carries. Larger batches cost more: the driver matches each of a
-// statement's parameters against the argument list, so binding grows with
-// the square of the batch; 32 rows (128 parameters) measured fastest.
-const contactBatch = 32
-
-// contactFloor is the newest position a project's contacts have ever had.
-// New contacts must sort after it.
-type contactFloor struct {
-	has bool
-	at  int64
-	id  string
-}
-
-// place returns the stored time of a new contact given at t with id: t,
-// raised to the floor's time, and one microsecond past it when the contact
-// would otherwise not sort after the floor (same time, id not greater).
-func (f contactFloor) place(t int64, id string) int64 {
-	if !f.has {
-		return t
-	}
-	t = max(t, f.at)
-	if t == f.at && id <= f.id {
-		t = f.at + 1
-	}
-	return t
-}
-
-// raise moves the floor to (at, id) if that sorts after it.
-func (f *contactFloor) raise(at int64, id string) {
-	if !f.has || at > f.at || (at == f.at && id > f.id) {
-		f.has, f.at, f.id = true, at, id
-	}
-}
-
 // contactFloor reads the project's floor inside the write transaction, or
 // returns an error matching store.ErrNotFound for an unknown project.
-func (t *wtx) contactFloor(op, projectID string) (contactFloor, error) {
-	row, err := t.queryRow(contactTopSQL, projectID)
-	if err != nil {
-		return contactFloor{}, err
+func (t *wtx) contactFloor(op, projectID string) (floor, error) {
+	f, err := t.readFloor(contactTopSQL, projectID)
+	if errors.Is(err, errNoRows) {
+		return floor{}, notFound(op + ": project")
 	}
-	var at sql.NullInt64
-	var id sql.NullString
-	switch err := row.Scan(&at, &id); {
-	case isNoRows(err):
-		return contactFloor{}, notFound(op + ": project")
-	case err != nil:
-		return contactFloor{}, err
-	}
-	return contactFloor{has: at.Valid && id.Valid, at: at.Int64, id: id.String}, nil
+	return f, err
 }
 
 // setContactFloor records f as the project's floor.
-func (t *wtx) setContactFloor(projectID string, f contactFloor) error {
+func (t *wtx) setContactFloor(projectID string, f floor) error {
 	_, err := t.exec(setContactTopSQL, f.at, f.id, projectID)
 	return err
 }
@@ -101,14 +60,13 @@ func (t *wtx) setContactFloor(projectID string, f contactFloor) error {
 // a deleted one): to the time of the newest, and one microsecond past it if
 // c's id is not greater than that contact's. The project row keeps that
 // newest position; reading it, inserting and moving it happen in one write
-// transaction. It
-// returns an error matching store.ErrInvalid for an empty id or an invalid
-// project id, store.ErrNotFound for an unknown project and store.ErrConflict
-// for an existing id.
+// transaction. It returns an error matching store.ErrInvalid when
+// store.CheckContact refuses c, store.ErrNotFound for an unknown project and
+// store.ErrConflict for an existing id.
 func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Contact, error) {
 	const op = "create contact"
-	if err := checkKey(op, c.ProjectID, c.ID); err != nil {
-		return store.Contact{}, err
+	if err := store.CheckContact(c); err != nil {
+		return store.Contact{}, check(op, err)
 	}
 	var at int64
 	err := s.writeTx(ctx, func(t *wtx) error {
@@ -135,21 +93,26 @@ func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Conta
 // CreatedAt follows CreateContact's rule against the contacts the project
 // has had before the call, so contacts of cs may share a time with each
 // other, and all of them sort after every earlier contact. It returns an error
-// matching store.ErrInvalid for an empty id, store.ErrNotFound for an
-// unknown project and store.ErrConflict when an id exists or repeats in cs.
-// It is the bulk path: rows go in with multi-row INSERTs of prepared
-// statements.
+// matching store.ErrInvalid when store.CheckContact refuses a contact (given
+// projectID), store.ErrNotFound for an unknown project and
+// store.ErrConflict when an id exists or repeats in cs.
+// It is the bulk path: one transaction, one prepared single-row INSERT run
+// for each contact. (A multi-row INSERT makes SQLite keep a statement
+// journal, a copy of every page the statement changes that the
+// transaction had changed before, so that the statement can be undone
+// alone; a single-row INSERT needs none, and is the faster way here.)
 func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store.Contact) error {
 	const op = "create contacts"
-	if !store.ValidProjectID(projectID) {
-		return invalid(op, "project id is not a slug")
+	if err := store.CheckProjectID(projectID); err != nil {
+		return check(op, err)
 	}
 	for i, c := range cs {
-		if c.ID == "" {
-			return invalid(op, fmt.Sprintf("contact %d: empty id", i))
-		}
 		if c.ProjectID != "" && c.ProjectID != projectID {
-			return invalid(op, fmt.Sprintf("contact %d: of another project", i))
+			return check(op, fmt.Errorf("contact %d: of another project: %w", i, store.ErrInvalid))
+		}
+		c.ProjectID = projectID
+		if err := store.CheckContact(c); err != nil {
+			return check(op, fmt.Errorf("contact %d: %w", i, err))
 		}
 	}
 	err := s.inTx(ctx, func(t *wtx) error {
@@ -158,19 +121,15 @@ func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store
 			return err
 		}
 		top := f
-		args := make([]any, 0, 4*contactBatch)
-		for start := 0; start < len(cs); start += contactBatch {
-			if err := ctx.Err(); err != nil {
-				return err
+		for i, c := range cs {
+			if i%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 			}
-			chunk := cs[start:min(start+contactBatch, len(cs))]
-			args = args[:0]
-			for _, c := range chunk {
-				at := f.place(micros(c.CreatedAt), c.ID)
-				top.raise(at, c.ID)
-				args = append(args, projectID, contactPos(at, c.ID), c.ID, c.Name)
-			}
-			if _, err := t.exec(multiInsertContactsSQL(len(chunk)), args...); err != nil {
+			at := f.place(micros(c.CreatedAt), c.ID)
+			top.raise(at, c.ID)
+			if _, err := t.exec(insertContactSQL, projectID, contactPos(at, c.ID), c.ID, c.Name); err != nil {
 				return err
 			}
 		}
@@ -180,30 +139,6 @@ func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store
 		return t.setContactFloor(projectID, top)
 	})
 	return wrap(op, err)
-}
-
-// multiInsertContactsSQL returns an INSERT of n contacts. The full batch's
-// statement is prepared at Open and reused; the last, shorter one of a call
-// is prepared in its transaction.
-func multiInsertContactsSQL(n int) string {
-	if n == contactBatch {
-		return fullContactBatchSQL
-	}
-	return buildMultiInsert(n)
-}
-
-var fullContactBatchSQL = buildMultiInsert(contactBatch)
-
-func buildMultiInsert(n int) string {
-	var b strings.Builder
-	b.WriteString(`INSERT INTO contacts (project_id, pos, id, name) VALUES `)
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("(?, ?, ?, ?)")
-	}
-	return b.String()
 }
 
 // contactPos returns the stored position of a contact created at the
@@ -230,25 +165,51 @@ func splitPos(pos []byte) (int64, error) {
 // compared byte by byte, and whether more follow. It seeks the primary key
 // (project_id, pos) to the cursor and reads req.Limit+1 rows, so a page costs
 // the same at any depth. An unknown project lists as empty. It returns an
-// error matching store.ErrInvalid for an invalid project id or a limit below
-// 1.
+// error matching store.ErrInvalid when store.CheckProjectID or
+// store.CheckPage refuses its arguments.
 //
-// On a file database the rows are read on the raw read path (rawread.go).
+// It is the hottest read: it binds and reads the statement's columns
+// itself, each row's position and name appended to one buffer of which the
+// contacts' strings are slices.
 func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
 	const op = "list contacts"
-	if !store.ValidProjectID(projectID) {
-		return paginate.Page[store.Contact]{}, invalid(op, "project id is not a slug")
+	if err := errors.Join(store.CheckProjectID(projectID), store.CheckPage(req)); err != nil {
+		return paginate.Page[store.Contact]{}, check(op, err)
 	}
-	if req.Limit < 1 {
-		return paginate.Page[store.Contact]{}, invalid(op, "limit below 1")
+	pt := newPageText(req.Limit)
+	err := s.read(ctx, func(conn *sqlite.Conn) error {
+		query, after := listQuery(req)
+		stmt, err := conn.Prepare(query)
+		if err != nil {
+			return err
+		}
+		stmt.BindText(1, projectID)
+		limit := 2
+		if after != nil {
+			stmt.BindBytes(2, after)
+			limit = 3
+		}
+		stmt.BindInt64(limit, int64(req.Limit)+1)
+		for len(pt.rows) <= req.Limit {
+			ok, err := stmt.Step()
+			if err != nil {
+				return err // Step has reset the statement
+			}
+			if !ok {
+				break
+			}
+			pt.appendColumn(stmt, 0)
+			r := pageRow{posEnd: len(pt.text)}
+			pt.appendColumn(stmt, 1)
+			r.nameEnd = len(pt.text)
+			pt.rows = append(pt.rows, r)
+		}
+		return stmt.Reset()
+	})
+	if err != nil {
+		return paginate.Page[store.Contact]{}, wrap(op, err)
 	}
-	var page paginate.Page[store.Contact]
-	var err error
-	if s.raw != nil {
-		page, err = s.listContactsRaw(ctx, projectID, req)
-	} else {
-		page, err = s.listContactsSQL(ctx, projectID, req)
-	}
+	page, err := pt.page(projectID, req.Limit)
 	return page, wrap(op, err)
 }
 
@@ -274,10 +235,34 @@ type pageRow struct {
 	posEnd, nameEnd int
 }
 
-// newPageText returns an empty pageText sized for limit+1 rows.
+// newPageText returns an empty pageText sized for limit+1 rows (for at most
+// paginate.MaxLimit+1: a larger limit grows it as rows come).
 func newPageText(limit int) *pageText {
 	n := min(limit+1, paginate.MaxLimit+1)
 	return &pageText{text: make([]byte, 0, 72*n), rows: make([]pageRow, 0, n)}
+}
+
+// columnRoom is the free space appendColumn keeps at the end of the page
+// buffer, enough for any position (8 bytes and an id of at most
+// store.MaxIDLen bytes) or name (at most store.MaxNameLen characters) that
+// the store writes.
+const columnRoom = 512
+
+// appendColumn appends column col of stmt's row, a text or a blob, to
+// p.text. The value is copied into the buffer's free space, and its length
+// asked for only when it may not have fitted.
+func (p *pageText) appendColumn(stmt *sqlite.Stmt, col int) {
+	p.text = slices.Grow(p.text, columnRoom)
+	free := p.text[len(p.text):cap(p.text)]
+	n := stmt.ColumnBytes(col, free)
+	if n == len(free) {
+		if n = stmt.ColumnLen(col); n > len(free) {
+			p.text = slices.Grow(p.text, n)
+			free = p.text[len(p.text):cap(p.text)]
+			stmt.ColumnBytes(col, free)
+		}
+	}
+	p.text = p.text[:len(p.text)+n]
 }
 
 // page returns the collected rows as a page of contacts of projectID: the
@@ -307,96 +292,13 @@ func (p *pageText) page(projectID string, limit int) (paginate.Page[store.Contac
 	return page, nil
 }
 
-// listContactsRaw runs the keyset query on a raw connection.
-func (s *Store) listContactsRaw(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
-	// The query takes microseconds and is not interrupted; a request
-	// already cancelled is not run, as on database/sql.
-	if err := ctx.Err(); err != nil {
-		return paginate.Page[store.Contact]{}, err
-	}
-	c, err := s.raw.get(ctx)
-	if err != nil {
-		return paginate.Page[store.Contact]{}, err
-	}
-	defer s.raw.put(c)
-	query, after := listQuery(req)
-	var argv [3]rawArg
-	args := append(argv[:0], textArg(projectID))
-	if after != nil {
-		args = append(args, blobArg(after))
-	}
-	args = append(args, intArg(int64(req.Limit)+1))
-	st, err := c.stmt(query)
-	if err != nil {
-		return paginate.Page[store.Contact]{}, err
-	}
-	defer c.reset(st)
-	if err := c.bind(st, args); err != nil {
-		return paginate.Page[store.Contact]{}, err
-	}
-	pt := newPageText(req.Limit)
-	for len(pt.rows) < cap(pt.rows) {
-		ok, err := c.next(st)
-		if err != nil {
-			return paginate.Page[store.Contact]{}, err
-		}
-		if !ok {
-			break
-		}
-		var r pageRow
-		if pt.text, err = c.appendBlob(pt.text, st, 0); err != nil {
-			return paginate.Page[store.Contact]{}, err
-		}
-		r.posEnd = len(pt.text)
-		if pt.text, err = c.appendText(pt.text, st, 1); err != nil {
-			return paginate.Page[store.Contact]{}, err
-		}
-		r.nameEnd = len(pt.text)
-		pt.rows = append(pt.rows, r)
-	}
-	return pt.page(projectID, req.Limit)
-}
-
-// listContactsSQL runs the keyset query through database/sql (":memory:").
-func (s *Store) listContactsSQL(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
-	query, after := listQuery(req)
-	args := []any{projectID}
-	if after != nil {
-		args = append(args, after)
-	}
-	args = append(args, req.Limit+1)
-	rows, err := s.query(ctx, query, args...)
-	if err != nil {
-		return paginate.Page[store.Contact]{}, err
-	}
-	defer rows.Close()
-	pt := newPageText(req.Limit)
-	var pos sql.RawBytes
-	var name sql.RawBytes
-	for rows.Next() {
-		if err := rows.Scan(&pos, &name); err != nil {
-			return paginate.Page[store.Contact]{}, err
-		}
-		pt.text = append(pt.text, pos...)
-		r := pageRow{posEnd: len(pt.text)}
-		pt.text = append(pt.text, name...)
-		r.nameEnd = len(pt.text)
-		pt.rows = append(pt.rows, r)
-	}
-	if err := rows.Err(); err != nil {
-		return paginate.Page[store.Contact]{}, err
-	}
-	return pt.page(projectID, req.Limit)
-}
-
 // DeleteContact deletes the contact, or returns an error matching
 // store.ErrNotFound. Cursors naming it stay valid: a page starts after the
 // cursor's position, whether or not a contact is still there.
 func (s *Store) DeleteContact(ctx context.Context, projectID, id string) error {
 	const op = "delete contact"
-	if err := checkKey(op, projectID, id); err != nil {
-		return err
+	if err := store.CheckKey(projectID, "contact id", id); err != nil {
+		return check(op, err)
 	}
-	res, err := s.exec(ctx, deleteContactSQL, id, projectID)
-	return wrap(op, mustAffect(res, err))
+	return wrap(op, mustAffect(s.exec(ctx, deleteContactSQL, id, projectID)))
 }

@@ -1,6 +1,9 @@
 // Package sqlite is Latchkey's reference store: an implementation of
-// [store.Store] on SQLite through modernc.org/sqlite, a pure-Go driver (no
-// cgo).
+// [store.Store] on SQLite through zombiezen.com/go/sqlite, a low-level API
+// (connections, cached prepared statements, a connection pool) on
+// modernc.org/sqlite, a pure-Go build of SQLite (no cgo). Every statement
+// of the store, reads, writes, migrations and the change version, goes
+// through it; there is no database/sql.
 //
 // # Usage
 //
@@ -29,10 +32,15 @@
 // starts a fresh snapshot, so a revocation committed by one process is seen by
 // the next read of every other. Within one process writes go through a single
 // connection and reads through a pool of [Options.MaxOpenConns] read-only
-// connections. ListContacts, the hottest read, and ChangeVersion use
-// read-only connections of their own, opened through SQLite's C API without
-// database/sql and without a connection mutex (see rawread.go); they see the
-// same file through the same library and locks.
+// connections (sqlitex.Pool). Every connection is used by one goroutine at a
+// time and opened without SQLite's connection mutex (see conns.go).
+//
+// A database that cannot be used gives errors matching
+// [store.ErrUnavailable]: a lock held past the busy timeout (SQLITE_BUSY,
+// SQLITE_LOCKED), a full disk (SQLITE_FULL), an I/O error (SQLITE_IOERR),
+// a file that cannot be opened (SQLITE_CANTOPEN), no memory
+// (SQLITE_NOMEM). A write transaction that meets one is rolled back, so such
+// a write changed nothing.
 //
 // # Change signal
 //
@@ -41,9 +49,14 @@
 // file database answers from PRAGMA data_version on one more read-only
 // connection, opened at Open, pinned and used for nothing else: SQLite
 // changes the value whenever another connection, of this process (the writer)
-// or of another process, has committed. It reads no table and costs about
-// 2-3 µs. A ":memory:" database, which has one connection and no other
-// handle, counts its own write transactions instead.
+// or of another process, has committed. It reads no table. A ":memory:"
+// database, which has one connection and no other handle, counts its own
+// write transactions instead.
+//
+// [Store.WatchRevocations] implements [store.RevocationWatcher] on the same
+// version: while at least one caller waits, one goroutine reads it every
+// 50 ms and wakes the waiters when it changes; a revocation of the Store
+// itself wakes them at once (see watch.go).
 //
 // # Group commit
 //
@@ -54,6 +67,15 @@
 // for all. Every caller returns only after that commit, so a nil error still
 // means the write is durable. A lone caller runs in a transaction of its own.
 // The bulk path, CreateContacts, always runs alone.
+//
+// # Revocation feed
+//
+// Each project's feed is ordered by (revoked_at, id). Like contacts, a
+// project remembers the newest position its feed has ever had
+// (projects.revocation_top_at, _id); a new item is placed after it, its time
+// raised by whole microseconds only when needed, in the write transaction of
+// the revocation, so an item is never added before one a reader has seen
+// (floor.go, revocations.go).
 //
 // # Schema
 //

@@ -1,43 +1,53 @@
 package sqlite
 
 import (
-	"database/sql"
 	"errors"
 	"fmt"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	"zombiezen.com/go/sqlite"
 
 	"github.com/latchkey-dev/latchkey/store"
 )
 
 // wrap returns err with the operation's context, translating SQLite's
-// constraint failures and sql.ErrNoRows into the store sentinels: a unique or
-// primary key violation is store.ErrConflict, a foreign key violation (a row
-// of an unknown project) is store.ErrNotFound. Other driver errors are kept
-// in the chain for logs; handlers never show them to clients.
+// results into the store sentinels: a unique or primary key violation is
+// store.ErrConflict, a foreign key violation (a row of an unknown project)
+// and errNoRows are store.ErrNotFound, and the results that say the database
+// cannot be used now (see unavailable) are store.ErrUnavailable. Other
+// driver errors are kept in the chain for logs; handlers never show them to
+// clients.
 func wrap(op string, err error) error {
 	if err == nil || isStoreErr(err) {
 		return err
 	}
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, errNoRows) {
 		return fmt.Errorf("sqlite: %s: %w", op, store.ErrNotFound)
 	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() {
-		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			return fmt.Errorf("sqlite: %s: %w", op, store.ErrConflict)
-		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-			return fmt.Errorf("sqlite: %s: %w", op, store.ErrNotFound)
-		}
+	switch code := sqlite.ErrCode(err); {
+	case code == sqlite.ResultConstraintUnique, code == sqlite.ResultConstraintPrimaryKey:
+		return fmt.Errorf("sqlite: %s: %w", op, store.ErrConflict)
+	case code == sqlite.ResultConstraintForeignKey:
+		return fmt.Errorf("sqlite: %s: %w", op, store.ErrNotFound)
+	case unavailable(code):
+		return fmt.Errorf("sqlite: %s: %w: %w", op, store.ErrUnavailable, err)
 	}
 	return fmt.Errorf("sqlite: %s: %w", op, err)
 }
 
-// invalid returns an error matching store.ErrInvalid.
-func invalid(op, why string) error {
-	return fmt.Errorf("sqlite: %s: %s: %w", op, why, store.ErrInvalid)
+// unavailable reports whether the SQLite result code (primary or extended)
+// says that the database cannot be used now, though the same call may
+// succeed later: SQLITE_BUSY and SQLITE_LOCKED (returned once the busy
+// timeout has passed), SQLITE_FULL, SQLITE_IOERR and its extended codes,
+// SQLITE_CANTOPEN and SQLITE_NOMEM. A write transaction that meets one is
+// rolled back (see commit and endTx), so a write that fails with one of
+// these changed nothing.
+func unavailable(code sqlite.ResultCode) bool {
+	switch code.ToPrimary() {
+	case sqlite.ResultBusy, sqlite.ResultLocked, sqlite.ResultFull,
+		sqlite.ResultIOErr, sqlite.ResultCantOpen, sqlite.ResultNoMem:
+		return true
+	}
+	return false
 }
 
 // notFound returns an error matching store.ErrNotFound.
@@ -50,20 +60,11 @@ func conflict(op, why string) error {
 	return fmt.Errorf("sqlite: %s: %s: %w", op, why, store.ErrConflict)
 }
 
-// isBusy reports whether err is SQLite's SQLITE_BUSY (any extended code).
-func isBusy(err error) bool {
-	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
-}
-
-// isNoRows reports whether err is sql.ErrNoRows.
-func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
-
 // isStoreErr reports whether err already carries one of the store
 // sentinels, so that wrap passes it on unchanged.
 func isStoreErr(err error) bool {
 	for _, s := range []error{store.ErrNotFound, store.ErrConflict, store.ErrInvalid,
-		store.ErrExpired, store.ErrRevoked, store.ErrReplayed} {
+		store.ErrExpired, store.ErrRevoked, store.ErrReplayed, store.ErrDisabled, store.ErrUnavailable} {
 		if errors.Is(err, s) {
 			return true
 		}
@@ -74,3 +75,13 @@ func isStoreErr(err error) bool {
 func errRevoked(op string) error  { return fmt.Errorf("sqlite: %s: %w", op, store.ErrRevoked) }
 func errExpired(op string) error  { return fmt.Errorf("sqlite: %s: %w", op, store.ErrExpired) }
 func errReplayed(op string) error { return fmt.Errorf("sqlite: %s: %w", op, store.ErrReplayed) }
+func errDisabled(op string) error { return fmt.Errorf("sqlite: %s: %w", op, store.ErrDisabled) }
+
+// check wraps the error of a store.Check function with the operation; the
+// error keeps matching store.ErrInvalid.
+func check(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("sqlite: %s: %w", op, err)
+}

@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"zombiezen.com/go/sqlite"
 )
 
 // Group commit.
 //
-// With synchronous=FULL every commit waits for the disk to sync the WAL,
-// which takes about a millisecond here, so one connection committing small
-// transactions one by one manages about a thousand a second. Small writes
-// therefore go through writeTx, which runs the transactions of concurrent
+// With synchronous=FULL every commit waits for the disk to sync the WAL, so
+// one connection committing small transactions one by one manages no more
+// commits a second than the disk manages syncs. Small writes therefore go
+// through writeTx, which runs the transactions of concurrent
 // callers together: one BEGIN IMMEDIATE, each caller's work inside its own
 // SAVEPOINT (rolled back alone when it fails), one COMMIT and one sync for
 // all. A caller hears its result only after that COMMIT, so a nil error still
@@ -43,12 +45,100 @@ type committer struct {
 	leading bool
 }
 
-// Savepoint statements around each request of a batch.
+// The statements of write transactions. Every write transaction begins
+// with BEGIN IMMEDIATE, which takes the database's write lock at once: two
+// processes never deadlock upgrading read locks, and a writer of another
+// process waits for up to the busy timeout. Each request of a batch runs in
+// a savepoint of its own.
 const (
+	beginSQL      = `BEGIN IMMEDIATE`
+	commitSQL     = `COMMIT`
+	rollbackSQL   = `ROLLBACK`
 	savepointSQL  = `SAVEPOINT req`
 	releaseSQL    = `RELEASE req`
 	rollbackToSQL = `ROLLBACK TO req`
 )
+
+// wtx is a write transaction on the writer connection. fn of writeTx and
+// inTx must use it only until it returns.
+type wtx struct {
+	conn *sqlite.Conn
+	// revoked is set when the transaction adds a revocation (see
+	// addRevocation), so that its commit wakes the watchers.
+	revoked bool
+}
+
+// exec runs a statement that returns no rows (see execSQL) and returns how
+// many rows it changed.
+func (t *wtx) exec(query string, args ...any) (int, error) {
+	return execSQL(t.conn, query, args...)
+}
+
+// queryRow runs a single-row read (see queryRow) in the transaction.
+func (t *wtx) queryRow(query string, scan func(*sqlite.Stmt) error, args ...any) error {
+	return queryRow(t.conn, query, scan, args...)
+}
+
+// commitAnyway wraps an error a transaction returns after changes that must
+// be kept (a replayed refresh token revokes its family).
+type commitAnyway struct{ err error }
+
+func (c commitAnyway) Error() string { return c.err.Error() }
+func (c commitAnyway) Unwrap() error { return c.err }
+
+// inTx runs fn in a write transaction of its own; most writes use writeTx,
+// which may share one. It commits when fn returns nil or a commitAnyway
+// error, and rolls back otherwise. It returns fn's error (unwrapped from
+// commitAnyway) or the error that kept the transaction from committing, in
+// which case nothing of it stands.
+func (s *Store) inTx(ctx context.Context, fn func(t *wtx) error) error {
+	conn, err := s.writer.take(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.writer.put(conn)
+	defer s.version.committed()
+	if _, err := execSQL(conn, beginSQL); err != nil {
+		endTx(conn)
+		return err
+	}
+	t := &wtx{conn: conn}
+	ferr := fn(t)
+	var keep commitAnyway
+	if ferr != nil && !errors.As(ferr, &keep) {
+		endTx(conn)
+		return ferr
+	}
+	if err := commit(conn); err != nil {
+		return err
+	}
+	if t.revoked {
+		s.watch.revoked()
+	}
+	if ferr != nil {
+		return keep.err
+	}
+	return nil
+}
+
+// commit commits the transaction open on conn, or rolls it back when the
+// commit fails, so that either all of it stands or none.
+func commit(conn *sqlite.Conn) error {
+	if _, err := execSQL(conn, commitSQL); err != nil {
+		endTx(conn)
+		return err
+	}
+	return nil
+}
+
+// endTx rolls back whatever transaction is still open on conn. SQLite may
+// already have rolled it back itself (after an I/O error, a full disk); then
+// there is nothing to do.
+func endTx(conn *sqlite.Conn) {
+	if !conn.AutocommitEnabled() {
+		_, _ = execSQL(conn, rollbackSQL)
+	}
+}
 
 // writeTx runs fn in a write transaction shared with concurrent callers (see
 // Group commit above). fn's changes are kept when it returns nil or a
@@ -120,23 +210,27 @@ func (s *Store) execGroup(batch []*groupReq) []error {
 		return errs
 	}
 	s.groups.Add(1)
-	// The batch must not fail because one caller gave up: cancelling a
-	// statement inside a transaction rolls the whole transaction back.
-	// Each request's context is checked before it starts instead.
-	ctx := context.WithoutCancel(batch[0].ctx)
-	tx, err := s.write.BeginTx(ctx, nil)
+	// The batch must not fail because one caller gave up: the writer is
+	// taken without a context, and each request's context is checked
+	// before it starts instead.
+	conn, err := s.writer.take(context.Background())
 	if err != nil {
 		return all(err)
 	}
+	defer s.writer.put(conn)
 	defer s.version.committed()
-	t := &wtx{ctx: ctx, tx: tx, cache: s.wstmts, prepares: &s.txPrepares}
+	if _, err := execSQL(conn, beginSQL); err != nil {
+		endTx(conn)
+		return all(err)
+	}
+	t := &wtx{conn: conn}
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			errs[i] = err
 			continue
 		}
 		if _, err := t.exec(savepointSQL); err != nil {
-			_ = tx.Rollback()
+			endTx(conn)
 			return all(err)
 		}
 		ferr := r.fn(t)
@@ -150,18 +244,21 @@ func (s *Store) execGroup(batch []*groupReq) []error {
 				// SQLite may have rolled back the whole transaction
 				// (an I/O error, a full disk): nothing of the batch
 				// stands.
-				_ = tx.Rollback()
+				endTx(conn)
 				return all(errors.Join(ferr, err))
 			}
 		}
 		if _, err := t.exec(releaseSQL); err != nil {
-			_ = tx.Rollback()
+			endTx(conn)
 			return all(err)
 		}
 		errs[i] = ferr
 	}
-	if err := tx.Commit(); err != nil {
+	if err := commit(conn); err != nil {
 		return all(err)
+	}
+	if t.revoked {
+		s.watch.revoked()
 	}
 	return errs
 }

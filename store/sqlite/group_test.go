@@ -36,14 +36,14 @@ func TestGroupCommit_IsolatesRequests(t *testing.T) {
 	ctx := t.Context()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: now}))
-	require.NoError(t, s.CreateUser(ctx, store.User{ID: "usr_1", ProjectID: "p", Email: "a@b", CreatedAt: now}))
+	require.NoError(t, s.CreateUser(ctx, store.User{ID: "usr_1", ProjectID: "p", Email: "a@example.com", PasswordHash: "h", CreatedAt: now}))
 	fam := store.RefreshFamily{ID: "rf_1", ProjectID: "p", UserID: "usr_1", IssuedAt: now, ExpiresAt: now.Add(time.Hour), CreatedAt: now}
 	require.NoError(t, s.CreateRefreshFamily(ctx, fam))
 	for gen := range int64(2) {
 		_, err := s.RotateRefresh(ctx, "p", "rf_1", gen, store.RotateParams{Now: now, TTL: time.Hour})
 		require.NoError(t, err)
 	}
-	_, err := s.CreateContact(ctx, store.Contact{ID: "ct_dup", ProjectID: "p", CreatedAt: now})
+	_, err := s.CreateContact(ctx, store.Contact{ID: "ct_dup", ProjectID: "p", Name: "n", CreatedAt: now})
 	require.NoError(t, err)
 
 	// Hold the write connection so that the requests below queue up.
@@ -57,7 +57,7 @@ func TestGroupCommit_IsolatesRequests(t *testing.T) {
 	// The first caller leads a batch of its own and waits for the
 	// connection; the rest queue behind it and run as one batch.
 	wg.Go(func() {
-		_, err := s.CreateContact(ctx, store.Contact{ID: "ct_lead", ProjectID: "p", CreatedAt: now})
+		_, err := s.CreateContact(ctx, store.Contact{ID: "ct_lead", ProjectID: "p", Name: "n", CreatedAt: now})
 		require.NoError(t, err)
 	})
 	require.Eventually(t, func() bool { return leadingAlone(s) }, 5*time.Second, time.Millisecond)
@@ -65,10 +65,12 @@ func TestGroupCommit_IsolatesRequests(t *testing.T) {
 	errs := make([]error, n+2)
 	for i := range n {
 		wg.Go(func() {
-			_, errs[i] = s.CreateContact(ctx, store.Contact{ID: fmt.Sprintf("ct_%02d", i), ProjectID: "p", CreatedAt: now})
+			_, errs[i] = s.CreateContact(ctx, store.Contact{ID: fmt.Sprintf("ct_%02d", i), ProjectID: "p", Name: "n", CreatedAt: now})
 		})
 	}
-	wg.Go(func() { _, errs[n] = s.CreateContact(ctx, store.Contact{ID: "ct_dup", ProjectID: "p", CreatedAt: now}) })
+	wg.Go(func() {
+		_, errs[n] = s.CreateContact(ctx, store.Contact{ID: "ct_dup", ProjectID: "p", Name: "n", CreatedAt: now})
+	})
 	wg.Go(func() {
 		_, errs[n+1] = s.RotateRefresh(ctx, "p", "rf_1", 0, store.RotateParams{Now: now, TTL: time.Hour})
 	})
@@ -89,7 +91,6 @@ func TestGroupCommit_IsolatesRequests(t *testing.T) {
 	f, err := s.GetRefreshFamily(ctx, "p", "rf_1")
 	require.NoError(t, err)
 	require.False(t, f.RevokedAt.IsZero(), "the replay's revocation was committed")
-	require.Zero(t, s.txPrepares.Load(), "every statement in a transaction was warmed")
 }
 
 // TestGroupCommit_CancelledCaller checks that a caller whose context ends
@@ -124,40 +125,4 @@ func TestGroupCommit_CancelledCaller(t *testing.T) {
 	n, _, err = s.Failures(ctx, "b", time.Now(), time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-}
-
-// TestWarmedStatements runs every kind of write once and checks none had to
-// prepare a statement inside its transaction.
-func TestWarmedStatements(t *testing.T) {
-	s := openFile(t, filepath.Join(t.TempDir(), "w.db"), nil)
-	ctx := t.Context()
-	now := time.Now()
-	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: now}))
-	require.NoError(t, s.CreateUser(ctx, store.User{ID: "usr_1", ProjectID: "p", Email: "a@b", CreatedAt: now}))
-	require.NoError(t, s.SetPasswordHash(ctx, "p", "usr_1", "h"))
-	_, err := s.CreateContact(ctx, store.Contact{ID: "ct_1", ProjectID: "p", CreatedAt: now})
-	require.NoError(t, err)
-	require.NoError(t, s.DeleteContact(ctx, "p", "ct_1"))
-	require.NoError(t, s.CreateAPIKey(ctx, store.APIKey{ID: "key_1", ProjectID: "p", Name: "n", CreatedAt: now}))
-	require.NoError(t, s.TouchAPIKey(ctx, "p", "key_1", now))
-	require.NoError(t, s.RevokeAPIKey(ctx, "p", "key_1", now))
-	pub := make([]byte, 32)
-	require.NoError(t, s.CreateSigningKey(ctx, store.SigningKey{ID: "sk_1", ProjectID: "p", PublicKey: pub, CreatedAt: now}))
-	require.NoError(t, s.CreateSigningKey(ctx, store.SigningKey{ID: "sk_2", ProjectID: "p", PublicKey: pub, CreatedAt: now.Add(time.Second)}))
-	require.NoError(t, s.RetireSigningKey(ctx, "p", "sk_1", now))
-	require.NoError(t, s.CreateRefreshFamily(ctx, store.RefreshFamily{ID: "rf_1", ProjectID: "p", UserID: "usr_1", IssuedAt: now, ExpiresAt: now.Add(time.Hour), CreatedAt: now}))
-	_, err = s.RotateRefresh(ctx, "p", "rf_1", 0, store.RotateParams{Now: now, TTL: time.Hour})
-	require.NoError(t, err)
-	require.NoError(t, s.RevokeRefreshFamily(ctx, "p", "rf_1", now))
-	for range pruneEvery + 1 {
-		_, _, err = s.AddFailure(ctx, "k", now, time.Minute)
-		require.NoError(t, err)
-	}
-	require.NoError(t, s.ClearFailures(ctx, "k"))
-	cs := make([]store.Contact, contactBatch)
-	for i := range cs {
-		cs[i] = store.Contact{ID: store.NewID(store.PrefixContact), CreatedAt: now}
-	}
-	require.NoError(t, s.CreateContacts(ctx, "p", cs))
-	require.Zero(t, s.txPrepares.Load())
 }

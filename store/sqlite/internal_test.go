@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"database/sql"
+	"fmt"
 	"log/slog"
 	"math"
 	"path/filepath"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
@@ -38,34 +40,57 @@ func openFile(t *testing.T, path string, opts *Options) *Store {
 }
 
 // pragma returns the value of PRAGMA name on conn, as text.
-func pragma(t *testing.T, conn *sql.Conn, name string) string {
+func pragma(t *testing.T, conn *sqlite.Conn, name string) string {
 	t.Helper()
 	var v string
-	require.NoError(t, conn.QueryRowContext(t.Context(), "PRAGMA "+name).Scan(&v), "PRAGMA %s", name)
+	require.NoError(t, sqlitex.ExecuteTransient(conn, "PRAGMA "+name, &sqlitex.ExecOptions{
+		ResultFunc: func(st *sqlite.Stmt) error { v = st.ColumnText(0); return nil },
+	}), "PRAGMA %s", name)
 	return v
 }
 
-// conns takes n connections of db at once, so that each is a separate
-// SQLite connection, and returns them.
-func conns(t *testing.T, db *sql.DB, n int) []*sql.Conn {
+// scalar returns the integer that query, run on a connection of s's
+// readers, returns.
+func scalar(t *testing.T, s *Store, query string, args ...any) int64 {
 	t.Helper()
-	var cs []*sql.Conn
-	for i := 0; i < n; i++ {
-		c, err := db.Conn(t.Context())
+	var n int64
+	require.NoError(t, s.readRow(t.Context(), query, func(st *sqlite.Stmt) error {
+		n = st.ColumnInt64(0)
+		return nil
+	}, args...), query)
+	return n
+}
+
+// takeReaders takes n connections of s's read pool at once, so that each is
+// a separate SQLite connection, and gives them back when the test ends.
+func takeReaders(t *testing.T, s *Store, n int) []*sqlite.Conn {
+	t.Helper()
+	var cs []*sqlite.Conn
+	for range n {
+		c, err := s.readers.take(t.Context())
 		require.NoError(t, err)
 		cs = append(cs, c)
 	}
 	t.Cleanup(func() {
 		for _, c := range cs {
-			_ = c.Close()
+			s.readers.put(c)
 		}
 	})
 	return cs
 }
 
+// withWriter runs fn with the store's writer connection.
+func withWriter(t *testing.T, s *Store, fn func(conn *sqlite.Conn)) {
+	t.Helper()
+	conn, err := s.writer.take(t.Context())
+	require.NoError(t, err)
+	defer s.writer.put(conn)
+	fn(conn)
+}
+
 func TestOpen_PragmasOnEveryConnection(t *testing.T) {
 	s := openFile(t, filepath.Join(t.TempDir(), "p.db"), &Options{MaxOpenConns: 3, BusyTimeout: 1500 * time.Millisecond})
-	check := func(c *sql.Conn, queryOnly string) {
+	check := func(c *sqlite.Conn, queryOnly string) {
 		t.Helper()
 		require.Equal(t, "wal", pragma(t, c, "journal_mode"))
 		require.Equal(t, "2", pragma(t, c, "synchronous"), "synchronous=FULL")
@@ -73,37 +98,59 @@ func TestOpen_PragmasOnEveryConnection(t *testing.T) {
 		require.Equal(t, "1500", pragma(t, c, "busy_timeout"))
 		require.Equal(t, queryOnly, pragma(t, c, "query_only"))
 	}
-	for _, c := range conns(t, s.write, 1) {
-		check(c, "0")
-	}
-	for _, c := range conns(t, s.read, 3) {
+	withWriter(t, s, func(c *sqlite.Conn) { check(c, "0") })
+	for _, c := range takeReaders(t, s, 3) {
 		check(c, "1")
 	}
-	require.Equal(t, 1, s.write.Stats().MaxOpenConnections)
-	require.Equal(t, 3, s.read.Stats().MaxOpenConnections)
+	s.version.mu.Lock()
+	check(s.version.conn, "1")
+	s.version.mu.Unlock()
+	short, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	_, err := s.readers.take(short)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the pool holds MaxOpenConns connections")
 }
 
 func TestOpen_DefaultBusyTimeout(t *testing.T) {
 	s := openFile(t, filepath.Join(t.TempDir(), "p.db"), nil)
-	c := conns(t, s.write, 1)[0]
-	require.Equal(t, "5000", pragma(t, c, "busy_timeout"))
+	withWriter(t, s, func(c *sqlite.Conn) { require.Equal(t, "5000", pragma(t, c, "busy_timeout")) })
 }
 
+// holdWriteLock begins a write transaction on a, which holds the
+// database's write lock until the returned function is called.
+func holdWriteLock(t *testing.T, a *Store) (release func()) {
+	t.Helper()
+	holding := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		_ = a.inTx(context.Background(), func(*wtx) error { close(holding); <-done; return nil })
+	}()
+	<-holding
+	var once sync.Once
+	release = func() { once.Do(func() { close(done) }) }
+	t.Cleanup(release)
+	return release
+}
+
+// TestOpen_WriteTransactionsAreImmediate: a write transaction holds the
+// write lock from BEGIN, so a second handle's write waits, even before the
+// first transaction has written anything; past its busy timeout it fails
+// with ErrUnavailable, having changed nothing, and succeeds once the lock
+// is released.
 func TestOpen_WriteTransactionsAreImmediate(t *testing.T) {
-	// A write transaction holds the write lock from BEGIN: a second
-	// handle's write must wait (here: time out) even before the first
-	// transaction has written anything.
 	path := filepath.Join(t.TempDir(), "p.db")
 	a := openFile(t, path, nil)
 	b := openFile(t, path, &Options{BusyTimeout: 50 * time.Millisecond})
-	tx, err := a.write.BeginTx(t.Context(), nil)
-	require.NoError(t, err)
-	defer tx.Rollback()
-	err = b.CreateProject(t.Context(), store.Project{ID: "p1", CreatedAt: time.Now()})
-	require.Error(t, err, "write while another handle holds BEGIN IMMEDIATE")
-	require.Contains(t, strings.ToLower(err.Error()), "locked")
-	require.NoError(t, tx.Rollback())
-	require.NoError(t, b.CreateProject(t.Context(), store.Project{ID: "p1", CreatedAt: time.Now()}))
+	ctx := t.Context()
+	release := holdWriteLock(t, a)
+	start := time.Now()
+	err := b.CreateProject(ctx, store.Project{ID: "p1", CreatedAt: time.Now()})
+	require.ErrorIs(t, err, store.ErrUnavailable, "write while another handle holds BEGIN IMMEDIATE")
+	require.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond, "waited for the busy timeout")
+	_, err = b.GetProject(ctx, "p1")
+	require.ErrorIs(t, err, store.ErrNotFound, "the refused write changed nothing")
+	release()
+	require.NoError(t, b.CreateProject(ctx, store.Project{ID: "p1", CreatedAt: time.Now()}))
 }
 
 func TestOpen_Memory(t *testing.T) {
@@ -113,10 +160,9 @@ func TestOpen_Memory(t *testing.T) {
 	require.NoError(t, a.CreateProject(ctx, store.Project{ID: "only-a", CreatedAt: time.Now()}))
 	_, err := b.GetProject(ctx, "only-a")
 	require.ErrorIs(t, err, store.ErrNotFound, "each :memory: store is private")
-	require.Same(t, a.read, a.write)
-	require.Equal(t, 1, a.read.Stats().MaxOpenConnections)
-	c := conns(t, a.read, 1)[0]
-	require.Equal(t, "1", pragma(t, c, "foreign_keys"))
+	require.Same(t, a.writer, a.readers, "one connection does everything")
+	require.Equal(t, 1, a.writer.size)
+	withWriter(t, a, func(c *sqlite.Conn) { require.Equal(t, "1", pragma(t, c, "foreign_keys")) })
 }
 
 func TestOpen_PathNeedingEscapes(t *testing.T) {
@@ -128,9 +174,7 @@ func TestOpen_PathNeedingEscapes(t *testing.T) {
 
 func migrationCount(t *testing.T, s *Store) int {
 	t.Helper()
-	var n int
-	require.NoError(t, s.read.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM schema_migrations").Scan(&n))
-	return n
+	return int(scalar(t, s, "SELECT COUNT(*) FROM schema_migrations"))
 }
 
 func TestMigrate_Idempotent(t *testing.T) {
@@ -178,7 +222,7 @@ func TestMigrate_NoMigrate(t *testing.T) {
 func TestMigrate_RefusesNewerSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.db")
 	s := openFile(t, path, nil)
-	_, err := s.write.ExecContext(t.Context(), recordMigrationSQL, 999, "0999_future", 0)
+	_, err := s.exec(t.Context(), recordMigrationSQL, 999, "0999_future", 0)
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	_, err = Open(t.Context(), path, nil)
@@ -211,10 +255,7 @@ func TestTimes_ZeroIsNull(t *testing.T) {
 	ctx := t.Context()
 	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
 	require.NoError(t, s.CreateAPIKey(ctx, store.APIKey{ID: "key_1", ProjectID: "p", Name: "n", CreatedAt: time.Now()}))
-	var used, revoked sql.NullInt64
-	require.NoError(t, s.read.QueryRowContext(ctx, "SELECT last_used_at, revoked_at FROM api_keys").Scan(&used, &revoked))
-	require.False(t, used.Valid)
-	require.False(t, revoked.Valid)
+	require.EqualValues(t, 1, scalar(t, s, "SELECT last_used_at IS NULL AND revoked_at IS NULL FROM api_keys"))
 	k, err := s.GetAPIKey(ctx, "p", "key_1")
 	require.NoError(t, err)
 	require.True(t, k.LastUsedAt.IsZero())
@@ -222,19 +263,18 @@ func TestTimes_ZeroIsNull(t *testing.T) {
 }
 
 // queryPlan returns the EXPLAIN QUERY PLAN lines of query.
-func queryPlan(t *testing.T, db *sql.DB, query string, args ...any) string {
+func queryPlan(t *testing.T, s *Store, query string, args ...any) string {
 	t.Helper()
-	rows, err := db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
-	require.NoError(t, err)
-	defer rows.Close()
 	var lines []string
-	for rows.Next() {
-		var id, parent, notused int
-		var detail string
-		require.NoError(t, rows.Scan(&id, &parent, &notused, &detail))
-		lines = append(lines, detail)
-	}
-	require.NoError(t, rows.Err())
+	require.NoError(t, s.read(t.Context(), func(conn *sqlite.Conn) error {
+		return sqlitex.ExecuteTransient(conn, "EXPLAIN QUERY PLAN "+query, &sqlitex.ExecOptions{
+			Args: args,
+			ResultFunc: func(st *sqlite.Stmt) error {
+				lines = append(lines, st.ColumnText(3))
+				return nil
+			},
+		})
+	}))
 	return strings.Join(lines, "\n")
 }
 
@@ -247,7 +287,7 @@ func TestListContacts_QueryPlanUsesIndex(t *testing.T) {
 		cs[i] = store.Contact{ID: store.NewID(store.PrefixContact), Name: "n", CreatedAt: time.Unix(int64(i/3), 0)}
 	}
 	require.NoError(t, s.CreateContacts(ctx, "p", cs))
-	_, err := s.write.ExecContext(ctx, "ANALYZE")
+	_, err := s.exec(ctx, "ANALYZE")
 	require.NoError(t, err)
 	for _, q := range []struct {
 		sql  string
@@ -256,14 +296,14 @@ func TestListContacts_QueryPlanUsesIndex(t *testing.T) {
 		{listContactsFirstSQL, []any{"p", 26}},
 		{listContactsAfterSQL, []any{"p", contactPos(100, "ct_x"), 26}},
 	} {
-		plan := queryPlan(t, s.read, q.sql, q.args...)
+		plan := queryPlan(t, s, q.sql, q.args...)
 		t.Logf("%s\n=> %s", q.sql, plan)
 		require.Contains(t, plan, "USING PRIMARY KEY")
 		require.Contains(t, plan, "project_id=?")
 		require.NotContains(t, plan, "TEMP B-TREE")
 		require.NotContains(t, plan, "SCAN")
 	}
-	plan := queryPlan(t, s.read, listContactsAfterSQL, "p", contactPos(100, "ct_x"), 26)
+	plan := queryPlan(t, s, listContactsAfterSQL, "p", contactPos(100, "ct_x"), 26)
 	require.Contains(t, plan, "(project_id=? AND pos>?)", "the seek uses the position")
 }
 
@@ -288,7 +328,7 @@ func TestContacts_FloorRule(t *testing.T) {
 	// items may share a time.
 	batch := []store.Contact{
 		{ID: "ct_z", Name: "z", CreatedAt: t0},
-		{ID: "ct_", Name: "", CreatedAt: t0},
+		{ID: "ct_", Name: "_", CreatedAt: t0},
 		{ID: "ct_2", Name: "2", CreatedAt: t0.Add(2 * time.Hour)},
 	}
 	require.NoError(t, s.CreateContacts(ctx, "p", batch))
@@ -308,11 +348,11 @@ func TestContacts_BulkIsAtomic(t *testing.T) {
 	s := openFile(t, MemoryPath, nil)
 	ctx := t.Context()
 	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
-	cs := make([]store.Contact, 3*contactBatch+7)
+	cs := make([]store.Contact, 2000)
 	for i := range cs {
 		cs[i] = store.Contact{ID: store.NewID(store.PrefixContact), Name: "n", CreatedAt: time.Now()}
 	}
-	cs[len(cs)-1].ID = cs[0].ID // a duplicate in the last, short batch
+	cs[len(cs)-1].ID = cs[0].ID // a duplicate, the last contact
 	require.ErrorIs(t, s.CreateContacts(ctx, "p", cs), store.ErrConflict)
 	page, err := s.ListContacts(ctx, "p", paginate.Request{Limit: 10})
 	require.NoError(t, err)
@@ -340,15 +380,22 @@ func TestErrors_Translation(t *testing.T) {
 	s := openFile(t, MemoryPath, nil)
 	ctx := t.Context()
 	now := time.Now()
-	require.ErrorIs(t, s.CreateUser(ctx, store.User{ID: "usr_1", ProjectID: "nope", Email: "a@b"}), store.ErrNotFound, "foreign key")
+	user := func(id, email string) store.User {
+		return store.User{ID: id, ProjectID: "p", Email: email, PasswordHash: "h", CreatedAt: now}
+	}
+	nope := user("usr_1", "a@b")
+	nope.ProjectID = "nope"
+	require.ErrorIs(t, s.CreateUser(ctx, nope), store.ErrNotFound, "foreign key")
 	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: now}))
 	require.ErrorIs(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: now}), store.ErrConflict, "primary key")
-	require.NoError(t, s.CreateUser(ctx, store.User{ID: "usr_1", ProjectID: "p", Email: "A@b"}))
-	require.ErrorIs(t, s.CreateUser(ctx, store.User{ID: "usr_2", ProjectID: "p", Email: " a@B "}), store.ErrConflict, "unique email_norm")
-	err := s.CreateUser(ctx, store.User{ID: "usr_1", ProjectID: "p", Email: "c@d"})
+	require.NoError(t, s.CreateUser(ctx, user("usr_1", "A@b")))
+	require.ErrorIs(t, s.CreateUser(ctx, user("usr_2", "a@B")), store.ErrConflict, "unique email_norm")
+	err := s.CreateUser(ctx, user("usr_1", "c@d"))
 	require.ErrorIs(t, err, store.ErrConflict)
 	require.NotContains(t, err.Error(), "INSERT", "no SQL in errors")
-	require.ErrorIs(t, s.CreateUser(ctx, store.User{ID: "usr_3", ProjectID: "p", Email: "x@y", Tags: []string{"\xff"}}), store.ErrInvalid)
+	bad := user("usr_3", "x@y")
+	bad.Tags = []string{"\xff"}
+	require.ErrorIs(t, s.CreateUser(ctx, bad), store.ErrInvalid)
 }
 
 func TestThrottle_PrunesEndedWindows(t *testing.T) {
@@ -359,9 +406,8 @@ func TestThrottle_PrunesEndedWindows(t *testing.T) {
 		_, _, err := s.AddFailure(ctx, "k"+string(rune(i+0x100)), t0.Add(time.Duration(i)*time.Second), time.Second)
 		require.NoError(t, err)
 	}
-	var n int
-	require.NoError(t, s.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM throttle_windows").Scan(&n))
-	require.Less(t, n, 2*pruneEvery, "ended windows are pruned")
+	n := scalar(t, s, "SELECT COUNT(*) FROM throttle_windows")
+	require.Less(t, n, int64(2*pruneEvery), "ended windows are pruned")
 	// A long window of another limiter is not pruned by short ones.
 	_, _, err := s.AddFailure(ctx, "long", t0.Add(1000*time.Second), time.Hour)
 	require.NoError(t, err)
@@ -382,19 +428,13 @@ func TestMigrate_ContactPosKeepsContacts(t *testing.T) {
 	ms, err := loadMigrations()
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", fileDSN(path, time.Second, false))
-	require.NoError(t, err)
+	db := oldDatabase(t, path, 2)
 	ctx := t.Context()
-	_, err = db.ExecContext(ctx, createMigrationsTableSQL)
-	require.NoError(t, err)
-	for _, m := range ms[:2] {
-		_, err = db.ExecContext(ctx, m.sql)
-		require.NoError(t, err, m.name)
-		_, err = db.ExecContext(ctx, recordMigrationSQL, m.version, m.name, 0)
-		require.NoError(t, err)
+	exec := func(query string, args ...any) {
+		t.Helper()
+		require.NoError(t, sqlitex.Execute(db, query, &sqlitex.ExecOptions{Args: args}), query)
 	}
-	_, err = db.ExecContext(ctx, `INSERT INTO projects (id, created_at) VALUES ('p', 0), ('q', 0)`)
-	require.NoError(t, err)
+	exec(`INSERT INTO projects (id, created_at) VALUES ('p', 0), ('q', 0)`)
 	// Times of both signs and equal times with ids ordered byte by byte
 	// (upper case sorts before lower case).
 	old := []struct {
@@ -412,19 +452,15 @@ func TestMigrate_ContactPosKeepsContacts(t *testing.T) {
 		{"q", 5, "c_other"},
 	}
 	for _, c := range old {
-		_, err = db.ExecContext(ctx, `INSERT INTO contacts (project_id, created_at, id, name) VALUES (?, ?, ?, ?)`,
+		exec(`INSERT INTO contacts (project_id, created_at, id, name) VALUES (?, ?, ?, ?)`,
 			c.project, c.at, c.id, "name of "+c.id)
-		require.NoError(t, err)
 	}
-	_, err = db.ExecContext(ctx, `UPDATE projects SET contact_top_at = 253402300799999999, contact_top_id = 'c_max' WHERE id = 'p'`)
-	require.NoError(t, err)
+	exec(`UPDATE projects SET contact_top_at = 253402300799999999, contact_top_id = 'c_max' WHERE id = 'p'`)
 	require.NoError(t, db.Close())
 
 	s := openFile(t, path, nil)
 	require.Equal(t, len(ms), migrationCount(t, s))
-	var notBlob int
-	require.NoError(t, s.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM contacts WHERE typeof(pos) <> 'blob'`).Scan(&notBlob))
-	require.Zero(t, notBlob, "positions are stored as BLOBs")
+	require.Zero(t, scalar(t, s, `SELECT COUNT(*) FROM contacts WHERE typeof(pos) <> 'blob'`), "positions are stored as BLOBs")
 	var got []store.Contact
 	req := paginate.Request{Limit: 2}
 	for {
@@ -451,7 +487,7 @@ func TestMigrate_ContactPosKeepsContacts(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, page.Items, 1)
 	require.Equal(t, "c_new", page.Items[0].ID)
-	_, err = s.CreateContact(ctx, store.Contact{ID: "c_a", ProjectID: "q", Name: "dup"})
+	_, err = s.CreateContact(ctx, store.Contact{ID: "c_a", ProjectID: "q", Name: "dup", CreatedAt: time.Now()})
 	require.ErrorIs(t, err, store.ErrConflict, "ids stay unique across projects")
 	q, err := s.ListContacts(ctx, "q", paginate.Request{Limit: 10})
 	require.NoError(t, err)
@@ -485,55 +521,181 @@ func TestContactPos_OrdersAsTimeThenID(t *testing.T) {
 	require.Error(t, err, "a position without an id")
 }
 
-// TestRawPool_Close checks the raw read path around Close: a connection
-// in use when the pool closes is closed when it is put back, and a list
-// after Close fails instead of opening a connection.
-func TestRawPool_Close(t *testing.T) {
-	s := openFile(t, filepath.Join(t.TempDir(), "r.db"), nil)
-	ctx := t.Context()
-	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
-	_, err := s.CreateContact(ctx, store.Contact{ID: "c1", ProjectID: "p", Name: "n"})
+// oldDatabase creates the database file at path as a build whose schema
+// stopped at migration upTo left it, and returns a connection to it for
+// the test to add rows; the test closes it.
+func oldDatabase(t *testing.T, path string, upTo int) *sqlite.Conn {
+	t.Helper()
+	ms, err := loadMigrations()
 	require.NoError(t, err)
-	_, err = s.ListContacts(ctx, "p", paginate.Request{Limit: 10})
+	db, err := connConfig{busy: time.Second}.openWriter(t.Context(), fileURI(path))
 	require.NoError(t, err)
-
-	held, err := s.raw.get(ctx)
-	require.NoError(t, err)
-	require.NoError(t, s.Close())
-	require.NotZero(t, held.db, "a connection in use stays open until it is put back")
-	s.raw.put(held)
-	require.Zero(t, held.db, "put after close closes the connection")
-	require.Empty(t, s.raw.idle)
-	require.Empty(t, s.raw.slots, "every connection's slot is given back")
-
-	_, err = s.ListContacts(ctx, "p", paginate.Request{Limit: 10})
-	require.ErrorIs(t, err, errPoolClosed)
+	require.NoError(t, sqlitex.ExecuteTransient(db, createMigrationsTableSQL, nil))
+	for _, m := range ms[:upTo] {
+		require.NoError(t, sqlitex.ExecuteScript(db, m.sql, nil), m.name)
+		require.NoError(t, sqlitex.Execute(db, recordMigrationSQL, &sqlitex.ExecOptions{Args: []any{m.version, m.name, 0}}))
+	}
+	return db
 }
 
-// TestRawPool_WaitsForAConnection checks that the pool never opens more
-// connections than its size: a caller waits for one to be put back, or for
-// its context to end.
-func TestRawPool_WaitsForAConnection(t *testing.T) {
-	s := openFile(t, filepath.Join(t.TempDir(), "r.db"), &Options{MaxOpenConns: 1})
+// TestMigrate_SecondStageKeepsRows opens a database made by a build whose
+// schema stopped at 0003, with a row in every table, and checks that
+// migration 0004 keeps every row and field and gives the new fields their
+// "unknown" values: no DisabledAt, no EndsAt, no CreatedBy or
+// SigningKeyID, an empty revocation feed that new revocations extend.
+func TestMigrate_SecondStageKeepsRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db := oldDatabase(t, path, 3)
+	exec := func(query string, args ...any) {
+		t.Helper()
+		require.NoError(t, sqlitex.Execute(db, query, &sqlitex.ExecOptions{Args: args}), query)
+	}
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 123456000, time.UTC)
+	us := micros(t0)
+	pub := bytes.Repeat([]byte{7}, 32)
+	exec(`INSERT INTO projects (id, created_at) VALUES ('p', ?)`, us)
+	exec(`INSERT INTO users (id, project_id, email, email_norm, password_hash, tags, created_at)
+VALUES ('usr_1', 'p', 'Ann@Example.com', 'ann@example.com', 'hash', '["admin"]', ?)`, us)
+	exec(`INSERT INTO contacts (project_id, pos, id, name) VALUES ('p', ?, 'ct_1', 'Ada')`, contactPos(us, "ct_1"))
+	exec(`UPDATE projects SET contact_top_at = ?, contact_top_id = 'ct_1' WHERE id = 'p'`, us)
+	exec(`INSERT INTO api_keys (id, project_id, name, created_at, last_used_at, revoked_at)
+VALUES ('key_1', 'p', 'ci', ?, ?, NULL)`, us, us+1)
+	exec(`INSERT INTO signing_keys (id, project_id, public_key, encrypted_private_key, created_at, retired_at)
+VALUES ('sk_1', 'p', ?, X'0102', ?, NULL)`, pub, us)
+	exec(`INSERT INTO refresh_families (id, project_id, user_id, generation, issued_at, expires_at, created_at, rotated_at, revoked_at)
+VALUES ('rf_1', 'p', 'usr_1', 3, ?, ?, ?, ?, NULL)`, us+10, us+3_600_000_000, us, us+10)
+	exec(`INSERT INTO throttle_windows (key, count, started_at, reset_at) VALUES ('k', 2, ?, ?)`, us, us+60_000_000)
+	require.NoError(t, db.Close())
+
+	s := openFile(t, path, nil)
 	ctx := t.Context()
-	held, err := s.raw.get(ctx)
+	ms, err := loadMigrations()
 	require.NoError(t, err)
-	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-	defer cancel()
-	_, err = s.raw.get(short)
-	require.ErrorIs(t, err, context.DeadlineExceeded, "the only connection is in use")
-	got := make(chan *rawConn)
-	go func() {
-		c, err := s.raw.get(ctx)
-		if err != nil {
-			close(got)
-			return
+	require.Equal(t, len(ms), migrationCount(t, s))
+
+	p, err := s.GetProject(ctx, "p")
+	require.NoError(t, err)
+	require.Equal(t, t0, p.CreatedAt)
+	u, err := s.GetUserByEmail(ctx, "p", "ann@example.com")
+	require.NoError(t, err)
+	require.Equal(t, store.User{ID: "usr_1", ProjectID: "p", Email: "Ann@Example.com", PasswordHash: "hash",
+		Tags: []string{"admin"}, CreatedAt: t0}, u)
+	users, err := s.ListUsers(ctx, "p", "", paginate.Request{Limit: 10})
+	require.NoError(t, err)
+	require.Equal(t, []store.User{u}, users.Items)
+	page, err := s.ListContacts(ctx, "p", paginate.Request{Limit: 10})
+	require.NoError(t, err)
+	require.Equal(t, []store.Contact{{ID: "ct_1", ProjectID: "p", Name: "Ada", CreatedAt: t0}}, page.Items)
+	k, err := s.GetAPIKey(ctx, "p", "key_1")
+	require.NoError(t, err)
+	require.Equal(t, store.APIKey{ID: "key_1", ProjectID: "p", Name: "ci", CreatedAt: t0,
+		LastUsedAt: t0.Add(time.Microsecond)}, k)
+	sk, err := s.GetSigningKey(ctx, "p", "sk_1")
+	require.NoError(t, err)
+	require.Equal(t, store.SigningKey{ID: "sk_1", ProjectID: "p", PublicKey: pub,
+		EncryptedPrivateKey: []byte{1, 2}, CreatedAt: t0}, sk)
+	f, err := s.GetRefreshFamily(ctx, "p", "rf_1")
+	require.NoError(t, err)
+	require.Equal(t, store.RefreshFamily{ID: "rf_1", ProjectID: "p", UserID: "usr_1", Generation: 3,
+		IssuedAt: t0.Add(10 * time.Microsecond), ExpiresAt: t0.Add(time.Hour), CreatedAt: t0}, f)
+	n, reset, err := s.Failures(ctx, "k", t0.Add(time.Second), time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, t0.Add(time.Minute), reset)
+
+	// The old rows work with the new methods: the session rotates (no
+	// EndsAt), within its reuse window.
+	rot, err := s.RotateRefresh(ctx, "p", "rf_1", 3, store.RotateParams{Now: t0.Add(time.Minute), TTL: time.Hour})
+	require.NoError(t, err)
+	require.Equal(t, int64(4), rot.Family.Generation)
+	feed, err := s.ListRevocations(ctx, "p", paginate.Request{Limit: 10})
+	require.NoError(t, err)
+	require.Empty(t, feed.Items, "no revocation before the first")
+	require.NoError(t, s.RevokeAPIKey(ctx, "p", "key_1", t0))
+	require.NoError(t, s.DisableUser(ctx, "p", "usr_1", t0.Add(2*time.Minute)))
+	f, err = s.GetRefreshFamily(ctx, "p", "rf_1")
+	require.NoError(t, err)
+	require.Equal(t, t0.Add(2*time.Minute), f.RevokedAt, "disabling the user ended the migrated session")
+	feed, err = s.ListRevocations(ctx, "p", paginate.Request{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, feed.Items, 2)
+	require.Equal(t, store.RevokedAPIKey, feed.Items[0].Kind)
+	require.Equal(t, store.RevokedUser, feed.Items[1].Kind)
+	c, err := s.CreateContact(ctx, store.Contact{ID: "ct_0", ProjectID: "p", Name: "Bo", CreatedAt: t0})
+	require.NoError(t, err)
+	require.Equal(t, t0.Add(time.Microsecond), c.CreatedAt, "the migrated contact floor still holds")
+}
+
+// TestClose_WaitsForReads: Close waits for a read that holds a connection,
+// and every call after Close fails.
+func TestClose_WaitsForReads(t *testing.T) {
+	for _, path := range []string{filepath.Join(t.TempDir(), "c.db"), MemoryPath} {
+		s := openFile(t, path, nil)
+		ctx := t.Context()
+		require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
+		held, err := s.readers.take(ctx)
+		require.NoError(t, err)
+		closed := make(chan error)
+		go func() { closed <- s.Close() }()
+		select {
+		case err := <-closed:
+			t.Fatalf("%s: Close returned %v while a connection was in use", path, err)
+		case <-time.After(50 * time.Millisecond):
 		}
-		got <- c
-	}()
-	s.raw.put(held)
-	c, ok := <-got
-	require.True(t, ok)
-	require.Same(t, held, c, "the waiter gets the connection put back")
-	s.raw.put(c)
+		s.readers.put(held)
+		require.NoError(t, <-closed, path)
+		_, err = s.ListContacts(ctx, "p", paginate.Request{Limit: 10})
+		require.Error(t, err, "%s: ListContacts after Close", path)
+		_, err = s.GetProject(ctx, "p")
+		require.Error(t, err, "%s: GetProject after Close", path)
+		require.Error(t, s.CreateProject(ctx, store.Project{ID: "q", CreatedAt: time.Now()}), "%s: CreateProject after Close", path)
+	}
+}
+
+// TestListContacts_LimitAboveMaxLimit: a limit above paginate.MaxLimit (a
+// caller other than the HTTP API) still gets that many contacts and a right
+// HasMore.
+func TestListContacts_LimitAboveMaxLimit(t *testing.T) {
+	for _, path := range []string{filepath.Join(t.TempDir(), "l.db"), MemoryPath} {
+		s := openFile(t, path, nil)
+		ctx := t.Context()
+		require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
+		n := 3*paginate.MaxLimit + 5
+		cs := make([]store.Contact, n)
+		for i := range cs {
+			cs[i] = store.Contact{ID: store.NewID(store.PrefixContact), Name: "n", CreatedAt: time.Unix(int64(i), 0)}
+		}
+		require.NoError(t, s.CreateContacts(ctx, "p", cs))
+		page, err := s.ListContacts(ctx, "p", paginate.Request{Limit: 2 * paginate.MaxLimit})
+		require.NoError(t, err)
+		require.Len(t, page.Items, 2*paginate.MaxLimit, path)
+		require.True(t, page.HasMore, path)
+		page, err = s.ListContacts(ctx, "p", paginate.Request{Limit: n})
+		require.NoError(t, err)
+		require.Len(t, page.Items, n, path)
+		require.False(t, page.HasMore, path)
+	}
+}
+
+// TestListContacts_LongValues: values longer than the page buffer's free
+// space (a name written before names were limited) are read whole.
+func TestListContacts_LongValues(t *testing.T) {
+	s := openFile(t, filepath.Join(t.TempDir(), "l.db"), nil)
+	ctx := t.Context()
+	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
+	var want []string
+	for i, n := range []int{columnRoom - 1, columnRoom, columnRoom + 1, 3 * columnRoom, 10} {
+		name := strings.Repeat(string(rune('a'+i)), n)
+		want = append(want, name)
+		id := fmt.Sprintf("ct_%d", i)
+		_, err := s.exec(ctx, insertContactSQL, "p", contactPos(int64(i), id), id, name)
+		require.NoError(t, err)
+	}
+	page, err := s.ListContacts(ctx, "p", paginate.Request{Limit: 10})
+	require.NoError(t, err)
+	var got []string
+	for _, c := range page.Items {
+		got = append(got, c.Name)
+	}
+	require.Equal(t, want, got)
 }

@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
 )
 
 //go:embed migrations/*.sql
@@ -70,56 +73,64 @@ const (
 // with BEGIN IMMEDIATE and re-checks schema_migrations, so every migration is
 // applied exactly once. It fails, changing nothing, when the database has a
 // migration newer than this build knows. Open calls it unless
-// Options.NoMigrate is set. It then prepares the store's statements.
+// Options.NoMigrate is set.
 func (s *Store) Migrate(ctx context.Context) error {
 	ms, err := loadMigrations()
 	if err != nil {
 		return err
 	}
 	if err := s.inTx(ctx, func(t *wtx) error {
-		_, err := t.tx.ExecContext(ctx, createMigrationsTableSQL)
+		_, err := t.exec(createMigrationsTableSQL)
 		return err
 	}); err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
+		return wrap("migrate", err)
 	}
 	for _, m := range ms {
 		applied := false
 		err := s.inTx(ctx, func(t *wtx) error {
-			var newest int
-			if err := t.tx.QueryRowContext(ctx, maxMigrationSQL).Scan(&newest); err != nil {
+			var newest, n int
+			if err := t.queryRow(maxMigrationSQL, func(st *sqlite.Stmt) error {
+				newest = st.ColumnInt(0)
+				return nil
+			}); err != nil {
 				return err
 			}
 			if newest > len(ms) {
 				return fmt.Errorf("database has schema version %d, newer than this build's %d", newest, len(ms))
 			}
-			var n int
-			if err := t.tx.QueryRowContext(ctx, migrationAppliedSQL, m.version).Scan(&n); err != nil {
+			if err := t.queryRow(migrationAppliedSQL, func(st *sqlite.Stmt) error {
+				n = st.ColumnInt(0)
+				return nil
+			}, m.version); err != nil {
 				return err
 			}
 			if n > 0 {
 				return nil
 			}
-			if _, err := t.tx.ExecContext(ctx, m.sql); err != nil {
+			// The script runs inside the transaction (in a savepoint of
+			// its own), so the schema change and its record commit
+			// together.
+			if err := sqlitex.ExecuteScript(t.conn, m.sql, nil); err != nil {
 				return err
 			}
-			if _, err := t.tx.ExecContext(ctx, recordMigrationSQL, m.version, m.name, time.Now().UnixMicro()); err != nil {
+			if _, err := t.exec(recordMigrationSQL, m.version, m.name, time.Now().UnixMicro()); err != nil {
 				return err
 			}
 			applied = true
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("sqlite: migrate %s: %w", m.name, err)
+			return wrap("migrate "+m.name, err)
 		}
 		if applied {
 			// A file's schema changing is news to its operator; a fresh
 			// ":memory:" database (a test's) is migrated every time.
 			level := slog.LevelInfo
-			if s.read == s.write {
+			if s.memory {
 				level = slog.LevelDebug
 			}
 			s.logger.Log(ctx, level, "sqlite: applied migration", "migration", m.name)
 		}
 	}
-	return s.warm(ctx)
+	return nil
 }

@@ -43,7 +43,7 @@ func TestMultiProcess(t *testing.T) {
 	ctx := t.Context()
 	now := time.Now()
 	must(t, parent.CreateProject(ctx, store.Project{ID: procProject, CreatedAt: now}))
-	must(t, parent.CreateUser(ctx, store.User{ID: "usr_1", ProjectID: procProject, Email: "a@example.com", CreatedAt: now}))
+	must(t, parent.CreateUser(ctx, store.User{ID: "usr_1", ProjectID: procProject, Email: "a@example.com", PasswordHash: "h", CreatedAt: now}))
 	must(t, parent.CreateRefreshFamily(ctx, store.RefreshFamily{ID: procFamily, ProjectID: procProject, UserID: "usr_1",
 		IssuedAt: now, ExpiresAt: now.Add(time.Hour), CreatedAt: now}))
 	must(t, parent.CreateAPIKey(ctx, store.APIKey{ID: procKey, ProjectID: procProject, Name: "k", CreatedAt: now}))
@@ -145,7 +145,7 @@ func runChild(path, id string) error {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for i := range procContacts {
-			_, err := s.CreateContact(ctx, store.Contact{ID: fmt.Sprintf("ct_%s_%03d", id, i), ProjectID: procProject, CreatedAt: time.Now()})
+			_, err := s.CreateContact(ctx, store.Contact{ID: fmt.Sprintf("ct_%s_%03d", id, i), ProjectID: procProject, Name: "n", CreatedAt: time.Now()})
 			if err != nil {
 				fail(fmt.Errorf("CreateContact: %w", err))
 				return

@@ -2,6 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"errors"
+
+	"zombiezen.com/go/sqlite"
 
 	"github.com/latchkey-dev/latchkey/store"
 )
@@ -13,11 +16,12 @@ const (
 )
 
 // CreateProject creates p. It returns an error matching store.ErrInvalid for
-// an id that is not a slug and store.ErrConflict when the id exists.
+// an id that is not a slug or a zero CreatedAt, and store.ErrConflict when
+// the id exists.
 func (s *Store) CreateProject(ctx context.Context, p store.Project) error {
 	const op = "create project"
-	if !store.ValidProjectID(p.ID) {
-		return invalid(op, "project id is not a slug")
+	if err := errors.Join(store.CheckProjectID(p.ID), store.CheckTime("created at", p.CreatedAt)); err != nil {
+		return check(op, err)
 	}
 	_, err := s.exec(ctx, createProjectSQL, p.ID, micros(p.CreatedAt))
 	return wrap(op, err)
@@ -26,37 +30,30 @@ func (s *Store) CreateProject(ctx context.Context, p store.Project) error {
 // GetProject returns the project, or an error matching store.ErrNotFound.
 func (s *Store) GetProject(ctx context.Context, id string) (store.Project, error) {
 	const op = "get project"
-	if !store.ValidProjectID(id) {
-		return store.Project{}, invalid(op, "project id is not a slug")
+	if err := store.CheckProjectID(id); err != nil {
+		return store.Project{}, check(op, err)
 	}
-	row, err := s.queryRow(ctx, getProjectSQL, id)
+	p := store.Project{ID: id}
+	err := s.readRow(ctx, getProjectSQL, func(st *sqlite.Stmt) error {
+		p.CreatedAt = columnTime(st, 0)
+		return nil
+	}, id)
 	if err != nil {
 		return store.Project{}, wrap(op, err)
 	}
-	var created int64
-	if err := row.Scan(&created); err != nil {
-		return store.Project{}, wrap(op, err)
-	}
-	return store.Project{ID: id, CreatedAt: fromMicros(created)}, nil
+	return p, nil
 }
 
 // ListProjects returns every project ordered by id.
 func (s *Store) ListProjects(ctx context.Context) ([]store.Project, error) {
 	const op = "list projects"
-	rows, err := s.query(ctx, listProjectsSQL)
+	ps := []store.Project{}
+	err := s.readRows(ctx, listProjectsSQL, func(st *sqlite.Stmt) error {
+		ps = append(ps, store.Project{ID: st.ColumnText(0), CreatedAt: columnTime(st, 1)})
+		return nil
+	})
 	if err != nil {
 		return nil, wrap(op, err)
 	}
-	defer rows.Close()
-	ps := []store.Project{}
-	for rows.Next() {
-		var p store.Project
-		var created int64
-		if err := rows.Scan(&p.ID, &created); err != nil {
-			return nil, wrap(op, err)
-		}
-		p.CreatedAt = fromMicros(created)
-		ps = append(ps, p)
-	}
-	return ps, wrap(op, rows.Err())
+	return ps, nil
 }

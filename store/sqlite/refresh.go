@@ -2,59 +2,62 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"time"
+
+	"zombiezen.com/go/sqlite"
 
 	"github.com/latchkey-dev/latchkey/store"
 )
 
 const (
 	createFamilySQL = `INSERT INTO refresh_families
-(id, project_id, user_id, generation, issued_at, expires_at, created_at, rotated_at, revoked_at)
-VALUES (?, ?, ?, 0, ?, ?, ?, NULL, ?)`
-	userExistsSQL = `SELECT COUNT(*) FROM users WHERE id = ? AND project_id = ?`
-	familyColumns = `id, project_id, user_id, generation, issued_at, expires_at, created_at, rotated_at, revoked_at`
+(id, project_id, user_id, generation, issued_at, expires_at, created_at, ends_at)
+VALUES (?, ?, ?, 0, ?, ?, ?, ?)`
+	familyColumns = `id, project_id, user_id, generation, issued_at, expires_at, created_at, ends_at, revoked_at`
 	getFamilySQL  = `SELECT ` + familyColumns + ` FROM refresh_families WHERE id = ? AND project_id = ?`
+	// rotateStateSQL reads the family (familyColumns), when it last
+	// rotated and whether its user is disabled, inside the rotation's write
+	// transaction.
+	rotateStateSQL = `SELECT f.id, f.project_id, f.user_id, f.generation, f.issued_at, f.expires_at,
+f.created_at, f.ends_at, f.revoked_at, f.rotated_at, u.disabled_at
+FROM refresh_families AS f JOIN users AS u ON u.id = f.user_id
+WHERE f.id = ? AND f.project_id = ?`
 	// rotateFamilySQL is the compare-and-swap: it changes the row only if
 	// the generation is still the one presented and the family is live.
 	rotateFamilySQL = `UPDATE refresh_families
 SET generation = generation + 1, issued_at = ?, expires_at = ?, rotated_at = ?
 WHERE id = ? AND project_id = ? AND generation = ? AND revoked_at IS NULL`
-	revokeFamilySQL = `UPDATE refresh_families SET revoked_at = COALESCE(revoked_at, ?)
-WHERE id = ? AND project_id = ?`
+	// familyRevokedSQL reads whether the family is revoked; no row means
+	// no such family in the project.
+	familyRevokedSQL = `SELECT revoked_at FROM refresh_families WHERE id = ? AND project_id = ?`
+	revokeFamilySQL  = `UPDATE refresh_families SET revoked_at = ? WHERE id = ? AND project_id = ? AND revoked_at IS NULL`
+	pruneFamiliesSQL = `DELETE FROM refresh_families WHERE revoked_at < ?1 OR expires_at < ?1 OR ends_at < ?1`
 )
 
-// CreateRefreshFamily records f, whose Generation must be 0. It returns an
-// error matching store.ErrInvalid for an empty id or user id, an invalid
-// project id or a non-zero generation, store.ErrNotFound for an unknown
-// project or a user unknown in the project, and store.ErrConflict for an
-// existing id.
+// CreateRefreshFamily records f, which starts a session. It returns an error
+// matching store.ErrInvalid when store.CheckFamily refuses f,
+// store.ErrNotFound for an unknown project or a user unknown in the
+// project, store.ErrDisabled for a disabled user and store.ErrConflict for
+// an existing id. The user's state is read in the same write transaction as
+// the insert, so a DisableUser committed before it is always seen.
 func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) error {
 	const op = "create refresh family"
-	if err := checkKey(op, f.ProjectID, f.ID); err != nil {
-		return err
-	}
-	switch {
-	case f.UserID == "":
-		return invalid(op, "empty user id")
-	case f.Generation != 0:
-		return invalid(op, "generation is not 0")
+	if err := store.CheckFamily(f); err != nil {
+		return check(op, err)
 	}
 	err := s.writeTx(ctx, func(t *wtx) error {
-		row, err := t.queryRow(userExistsSQL, f.UserID, f.ProjectID)
-		if err != nil {
-			return err
-		}
-		var n int
-		if err := row.Scan(&n); err != nil {
-			return err
-		}
-		if n == 0 {
+		switch disabled, err := t.userDisabled(f.UserID, f.ProjectID); {
+		case errors.Is(err, errNoRows):
 			// Covers an unknown project too: it has no users.
 			return notFound(op + ": user")
+		case err != nil:
+			return err
+		case disabled:
+			return errDisabled(op)
 		}
-		_, err = t.exec(createFamilySQL, f.ID, f.ProjectID, f.UserID, micros(f.IssuedAt),
-			micros(f.ExpiresAt), micros(f.CreatedAt), nullMicros(f.RevokedAt))
+		_, err := t.exec(createFamilySQL, f.ID, f.ProjectID, f.UserID, micros(f.IssuedAt),
+			micros(f.ExpiresAt), micros(f.CreatedAt), nullMicros(f.EndsAt))
 		return err
 	})
 	return wrap(op, err)
@@ -64,39 +67,62 @@ func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) 
 // store.ErrNotFound.
 func (s *Store) GetRefreshFamily(ctx context.Context, projectID, familyID string) (store.RefreshFamily, error) {
 	const op = "get refresh family"
-	if err := checkKey(op, projectID, familyID); err != nil {
-		return store.RefreshFamily{}, err
+	if err := store.CheckKey(projectID, "family id", familyID); err != nil {
+		return store.RefreshFamily{}, check(op, err)
 	}
-	row, err := s.queryRow(ctx, getFamilySQL, familyID, projectID)
+	var f store.RefreshFamily
+	err := s.readRow(ctx, getFamilySQL, func(st *sqlite.Stmt) error {
+		f = scanFamily(st)
+		return nil
+	}, familyID, projectID)
 	if err != nil {
 		return store.RefreshFamily{}, wrap(op, err)
 	}
-	f, _, err := scanFamily(row)
-	return f, wrap(op, err)
+	return f, nil
 }
 
-// RevokeRefreshFamily revokes the family at at, keeping an earlier
-// revocation time, or returns an error matching store.ErrNotFound. A zero
-// at returns an error matching store.ErrInvalid.
+// RevokeRefreshFamily ends the session: it revokes the family at at and adds
+// one revocation of kind store.RevokedSession to the project's feed, in one
+// write transaction. Revoking a revoked family succeeds, keeps the earlier
+// time and adds nothing. It returns an error matching store.ErrNotFound for
+// an unknown family and store.ErrInvalid for a zero at.
 func (s *Store) RevokeRefreshFamily(ctx context.Context, projectID, familyID string, at time.Time) error {
 	const op = "revoke refresh family"
-	if err := checkKey(op, projectID, familyID); err != nil {
+	if err := errors.Join(store.CheckKey(projectID, "family id", familyID), store.CheckTime("at", at)); err != nil {
+		return check(op, err)
+	}
+	us := micros(at)
+	err := s.writeTx(ctx, func(t *wtx) error {
+		revoked := false
+		err := t.queryRow(familyRevokedSQL, func(st *sqlite.Stmt) error {
+			revoked = !st.ColumnIsNull(0)
+			return nil
+		}, familyID, projectID)
+		if err != nil || revoked {
+			return err
+		}
+		return t.revokeFamily(projectID, familyID, us)
+	})
+	return wrap(op, err)
+}
+
+// revokeFamily revokes a family that is not revoked at the microsecond at
+// and adds its item to the feed.
+func (t *wtx) revokeFamily(projectID, familyID string, at int64) error {
+	if _, err := t.exec(revokeFamilySQL, at, familyID, projectID); err != nil {
 		return err
 	}
-	if at.IsZero() {
-		return invalid(op, "zero time")
-	}
-	res, err := s.exec(ctx, revokeFamilySQL, micros(at), familyID, projectID)
-	return wrap(op, mustAffect(res, err))
+	return t.addRevocation(projectID, store.RevokedSession, familyID, at)
 }
 
 // RotateRefresh exchanges generation gen of the family for its successor as
 // a compare-and-swap, in one write transaction that begins with BEGIN
 // IMMEDIATE, so it holds across every handle and process on the database:
 //
-//   - gen is the current generation, unexpired (p.Now before ExpiresAt),
-//     family not revoked: the row's generation becomes gen+1, issued at
-//     p.Now, expiring at p.Now+p.TTL, and the rotation time is kept in the
+//   - gen is the current generation, unexpired (p.Now before ExpiresAt and
+//     before EndsAt), family not revoked, user not disabled: the row's
+//     generation becomes gen+1, issued at p.Now, expiring at p.Now+p.TTL or
+//     at EndsAt if that is earlier, and the rotation time is kept in the
 //     row; Reused is false. The UPDATE is conditional on the generation, so
 //     of any number of concurrent calls exactly one succeeds.
 //   - gen is the generation just before the current one, p.ReuseWindow is
@@ -105,42 +131,41 @@ func (s *Store) RevokeRefreshFamily(ctx context.Context, projectID, familyID str
 //     with Reused true (or an error matching store.ErrExpired if that
 //     generation has expired since).
 //   - gen is any other earlier generation, or the predecessor after the
-//     window: the family is revoked at p.Now, the revocation is committed,
-//     and the error matches store.ErrReplayed.
+//     window: the family is revoked at p.Now and one revocation of kind
+//     store.RevokedSession is added to the feed, both committed, and the
+//     error matches store.ErrReplayed.
 //
 // It returns an error matching store.ErrNotFound for an unknown family, one
-// of another project or a gen above the current one, store.ErrRevoked for a
-// revoked family, store.ErrExpired when the current generation has expired,
-// and store.ErrInvalid for a negative gen, a zero p.Now, a non-positive
-// p.TTL or a negative p.ReuseWindow.
+// of another project or a gen above the current one, store.ErrDisabled when
+// the family's user is disabled, store.ErrRevoked for a revoked family,
+// store.ErrExpired when the current generation has expired or p.Now is at or
+// past EndsAt, and store.ErrInvalid when store.CheckRotate refuses gen or
+// p.
 func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, gen int64, p store.RotateParams) (store.Rotation, error) {
 	const op = "rotate refresh family"
-	if err := checkKey(op, projectID, familyID); err != nil {
-		return store.Rotation{}, err
-	}
-	switch {
-	case gen < 0:
-		return store.Rotation{}, invalid(op, "negative generation")
-	case p.Now.IsZero():
-		return store.Rotation{}, invalid(op, "zero time")
-	case p.TTL <= 0:
-		return store.Rotation{}, invalid(op, "ttl not positive")
-	case p.ReuseWindow < 0:
-		return store.Rotation{}, invalid(op, "negative reuse window")
+	if err := errors.Join(store.CheckKey(projectID, "family id", familyID), store.CheckRotate(gen, p)); err != nil {
+		return store.Rotation{}, check(op, err)
 	}
 	now := micros(p.Now)
 	var rot store.Rotation
 	err := s.writeTx(ctx, func(t *wtx) error {
-		row, err := t.queryRow(getFamilySQL, familyID, projectID)
+		var f store.RefreshFamily
+		var rotated, disabled bool
+		var rotatedAt int64
+		err := t.queryRow(rotateStateSQL, func(st *sqlite.Stmt) error {
+			f = scanFamily(st)
+			rotated, rotatedAt = !st.ColumnIsNull(9), st.ColumnInt64(9)
+			disabled = !st.ColumnIsNull(10)
+			return nil
+		}, familyID, projectID)
 		if err != nil {
 			return err
 		}
-		f, rotatedAt, err := scanFamily(row)
-		if err != nil {
-			return err
-		}
-		expired := now >= micros(f.ExpiresAt)
+		ends := micros(f.EndsAt)
+		expired := now >= micros(f.ExpiresAt) || !f.EndsAt.IsZero() && now >= ends
 		switch {
+		case disabled:
+			return errDisabled(op)
 		case !f.RevokedAt.IsZero():
 			return errRevoked(op)
 		case gen > f.Generation:
@@ -150,8 +175,10 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 				return errExpired(op)
 			}
 			exp := micros(p.Now.Add(p.TTL))
-			res, err := t.exec(rotateFamilySQL, now, exp, now, familyID, projectID, gen)
-			if err := mustAffect(res, err); err != nil {
+			if !f.EndsAt.IsZero() {
+				exp = min(exp, ends)
+			}
+			if err := mustAffect(t.exec(rotateFamilySQL, now, exp, now, familyID, projectID, gen)); err != nil {
 				// Cannot happen under BEGIN IMMEDIATE; never report a
 				// lost race as success.
 				return conflict(op, "generation changed")
@@ -161,15 +188,15 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 			f.ExpiresAt = fromMicros(exp)
 			rot = store.Rotation{Family: f}
 			return nil
-		case gen == f.Generation-1 && p.ReuseWindow > 0 && rotatedAt.Valid &&
-			now-rotatedAt.Int64 <= p.ReuseWindow.Microseconds():
+		case gen == f.Generation-1 && p.ReuseWindow > 0 && rotated &&
+			now-rotatedAt <= p.ReuseWindow.Microseconds():
 			if expired {
 				return errExpired(op)
 			}
 			rot = store.Rotation{Family: f, Reused: true}
 			return nil
 		default:
-			if _, err := t.exec(revokeFamilySQL, now, familyID, projectID); err != nil {
+			if err := t.revokeFamily(projectID, familyID, now); err != nil {
 				return err
 			}
 			return commitAnyway{errReplayed(op)}
@@ -181,16 +208,29 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 	return rot, nil
 }
 
-func scanFamily(r scanner) (store.RefreshFamily, sql.NullInt64, error) {
-	var f store.RefreshFamily
-	var issued, expires, created int64
-	var rotated, revoked sql.NullInt64
-	if err := r.Scan(&f.ID, &f.ProjectID, &f.UserID, &f.Generation, &issued, &expires, &created, &rotated, &revoked); err != nil {
-		return store.RefreshFamily{}, sql.NullInt64{}, err
+// PruneRefreshFamilies deletes every family, of every project, that was
+// revoked before before, whose current generation expired before before, or
+// whose EndsAt is before before, and returns how many it deleted. A deleted
+// family's tokens stay refused: they name a family that is not found.
+func (s *Store) PruneRefreshFamilies(ctx context.Context, before time.Time) (int, error) {
+	const op = "prune refresh families"
+	if err := store.CheckTime("before", before); err != nil {
+		return 0, check(op, err)
 	}
-	f.IssuedAt = fromMicros(issued)
-	f.ExpiresAt = fromMicros(expires)
-	f.CreatedAt = fromMicros(created)
-	f.RevokedAt = fromNullMicros(revoked)
-	return f, rotated, nil
+	return s.prune(ctx, op, pruneFamiliesSQL, micros(before))
+}
+
+// scanFamily returns the family of a row of familyColumns.
+func scanFamily(st *sqlite.Stmt) store.RefreshFamily {
+	return store.RefreshFamily{
+		ID:         st.ColumnText(0),
+		ProjectID:  st.ColumnText(1),
+		UserID:     st.ColumnText(2),
+		Generation: st.ColumnInt64(3),
+		IssuedAt:   columnTime(st, 4),
+		ExpiresAt:  columnTime(st, 5),
+		CreatedAt:  columnTime(st, 6),
+		EndsAt:     columnNullTime(st, 7),
+		RevokedAt:  columnNullTime(st, 8),
+	}
 }

@@ -2,15 +2,17 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"time"
+
+	"zombiezen.com/go/sqlite"
 
 	"github.com/latchkey-dev/latchkey/store"
 )
 
 const (
-	createSigningKeySQL = `INSERT INTO signing_keys (id, project_id, public_key, encrypted_private_key, created_at, retired_at)
-VALUES (?, ?, ?, ?, ?, ?)`
+	createSigningKeySQL = `INSERT INTO signing_keys (id, project_id, public_key, encrypted_private_key, created_at)
+VALUES (?, ?, ?, ?, ?)`
 	signingKeyColumns   = `id, project_id, public_key, encrypted_private_key, created_at, retired_at`
 	getSigningKeySQL    = `SELECT ` + signingKeyColumns + ` FROM signing_keys WHERE id = ? AND project_id = ?`
 	activeSigningKeySQL = `SELECT ` + signingKeyColumns + ` FROM signing_keys
@@ -25,23 +27,14 @@ ORDER BY created_at DESC, id DESC LIMIT 1`
 
 // CreateSigningKey records k, which becomes the project's active key if it
 // is the newest unretired one. It returns an error matching store.ErrInvalid
-// for an empty id, an invalid project id or a public key that is not 32
-// bytes, store.ErrNotFound for an unknown project and store.ErrConflict for
-// an existing id.
+// when store.CheckSigningKey refuses k, store.ErrNotFound for an unknown
+// project and store.ErrConflict for an existing id.
 func (s *Store) CreateSigningKey(ctx context.Context, k store.SigningKey) error {
 	const op = "create signing key"
-	if err := checkKey(op, k.ProjectID, k.ID); err != nil {
-		return err
+	if err := store.CheckSigningKey(k); err != nil {
+		return check(op, err)
 	}
-	if len(k.PublicKey) != 32 {
-		return invalid(op, "public key is not 32 bytes")
-	}
-	priv := k.EncryptedPrivateKey
-	if priv == nil {
-		priv = []byte{}
-	}
-	_, err := s.exec(ctx, createSigningKeySQL, k.ID, k.ProjectID, k.PublicKey, priv,
-		micros(k.CreatedAt), nullMicros(k.RetiredAt))
+	_, err := s.exec(ctx, createSigningKeySQL, k.ID, k.ProjectID, k.PublicKey, k.EncryptedPrivateKey, micros(k.CreatedAt))
 	return wrap(op, err)
 }
 
@@ -50,15 +43,10 @@ func (s *Store) CreateSigningKey(ctx context.Context, k store.SigningKey) error 
 // not found.
 func (s *Store) GetSigningKey(ctx context.Context, projectID, id string) (store.SigningKey, error) {
 	const op = "get signing key"
-	if err := checkKey(op, projectID, id); err != nil {
-		return store.SigningKey{}, err
+	if err := store.CheckKey(projectID, "signing key id", id); err != nil {
+		return store.SigningKey{}, check(op, err)
 	}
-	row, err := s.queryRow(ctx, getSigningKeySQL, id, projectID)
-	if err != nil {
-		return store.SigningKey{}, wrap(op, err)
-	}
-	k, err := scanSigningKey(row)
-	return k, wrap(op, err)
+	return s.readSigningKey(ctx, op, getSigningKeySQL, id, projectID)
 }
 
 // ActiveSigningKey returns the project's newest unretired key, by
@@ -66,90 +54,93 @@ func (s *Store) GetSigningKey(ctx context.Context, projectID, id string) (store.
 // none.
 func (s *Store) ActiveSigningKey(ctx context.Context, projectID string) (store.SigningKey, error) {
 	const op = "active signing key"
-	if !store.ValidProjectID(projectID) {
-		return store.SigningKey{}, invalid(op, "project id is not a slug")
+	if err := store.CheckProjectID(projectID); err != nil {
+		return store.SigningKey{}, check(op, err)
 	}
-	row, err := s.queryRow(ctx, activeSigningKeySQL, projectID)
-	if err != nil {
-		return store.SigningKey{}, wrap(op, err)
-	}
-	k, err := scanSigningKey(row)
-	return k, wrap(op, err)
+	return s.readSigningKey(ctx, op, activeSigningKeySQL, projectID)
 }
 
 // ListSigningKeys returns the project's keys, retired ones included, in
 // ascending (CreatedAt, ID) order. An unknown project has none.
 func (s *Store) ListSigningKeys(ctx context.Context, projectID string) ([]store.SigningKey, error) {
 	const op = "list signing keys"
-	if !store.ValidProjectID(projectID) {
-		return nil, invalid(op, "project id is not a slug")
+	if err := store.CheckProjectID(projectID); err != nil {
+		return nil, check(op, err)
 	}
-	rows, err := s.query(ctx, listSigningKeysSQL, projectID)
+	ks := []store.SigningKey{}
+	err := s.readRows(ctx, listSigningKeysSQL, func(st *sqlite.Stmt) error {
+		ks = append(ks, scanSigningKey(st))
+		return nil
+	}, projectID)
 	if err != nil {
 		return nil, wrap(op, err)
 	}
-	defer rows.Close()
-	ks := []store.SigningKey{}
-	for rows.Next() {
-		k, err := scanSigningKey(rows)
-		if err != nil {
-			return nil, wrap(op, err)
-		}
-		ks = append(ks, k)
-	}
-	return ks, wrap(op, rows.Err())
+	return ks, nil
 }
 
-// RetireSigningKey sets the key's RetiredAt to at. It returns an error
+// RetireSigningKey sets the key's RetiredAt to at and adds one revocation
+// of kind store.RevokedSigningKey to the project's feed. It returns an error
 // matching store.ErrNotFound for an unknown key, store.ErrConflict when the
 // key is the project's active key (rotate first) and store.ErrInvalid for a
-// zero at. Retiring a retired key succeeds and keeps the first time. The
-// checks and the change happen in one write transaction.
+// zero at. Retiring a retired key succeeds, keeps the first time and adds
+// nothing. The checks and the changes happen in one write transaction.
 func (s *Store) RetireSigningKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "retire signing key"
-	if err := checkKey(op, projectID, id); err != nil {
-		return err
-	}
-	if at.IsZero() {
-		return invalid(op, "zero time")
+	if err := errors.Join(store.CheckKey(projectID, "signing key id", id), store.CheckTime("at", at)); err != nil {
+		return check(op, err)
 	}
 	err := s.writeTx(ctx, func(t *wtx) error {
-		row, err := t.queryRow(signingKeyStateSQL, id, projectID)
-		if err != nil {
-			return err
-		}
-		var retired sql.NullInt64
-		if err := row.Scan(&retired); err != nil {
-			return err
-		}
-		if retired.Valid {
+		retired := false
+		err := t.queryRow(signingKeyStateSQL, func(st *sqlite.Stmt) error {
+			retired = !st.ColumnIsNull(0)
 			return nil
-		}
-		row, err = t.queryRow(activeKeyIDSQL, projectID)
-		if err != nil {
+		}, id, projectID)
+		if err != nil || retired {
 			return err
 		}
+		// The key is not retired, so the project has an active key.
 		var active string
-		if err := row.Scan(&active); err != nil {
+		if err := t.queryRow(activeKeyIDSQL, func(st *sqlite.Stmt) error {
+			active = st.ColumnText(0)
+			return nil
+		}, projectID); err != nil {
 			return err
 		}
 		if active == id {
 			return conflict(op, "key is the project's active key")
 		}
-		_, err = t.exec(retireSigningKeySQL, micros(at), id, projectID)
-		return err
+		if _, err := t.exec(retireSigningKeySQL, micros(at), id, projectID); err != nil {
+			return err
+		}
+		return t.addRevocation(projectID, store.RevokedSigningKey, id, micros(at))
 	})
 	return wrap(op, err)
 }
 
-func scanSigningKey(r scanner) (store.SigningKey, error) {
+// readSigningKey reads the key of query's row.
+func (s *Store) readSigningKey(ctx context.Context, op, query string, args ...any) (store.SigningKey, error) {
 	var k store.SigningKey
-	var created int64
-	var retired sql.NullInt64
-	if err := r.Scan(&k.ID, &k.ProjectID, &k.PublicKey, &k.EncryptedPrivateKey, &created, &retired); err != nil {
-		return store.SigningKey{}, err
+	err := s.readRow(ctx, query, func(st *sqlite.Stmt) error {
+		k = scanSigningKey(st)
+		return nil
+	}, args...)
+	if err != nil {
+		return store.SigningKey{}, wrap(op, err)
 	}
-	k.CreatedAt = fromMicros(created)
-	k.RetiredAt = fromNullMicros(retired)
 	return k, nil
+}
+
+// scanSigningKey returns the key of a row of signingKeyColumns.
+func scanSigningKey(st *sqlite.Stmt) store.SigningKey {
+	k := store.SigningKey{
+		ID:                  st.ColumnText(0),
+		ProjectID:           st.ColumnText(1),
+		PublicKey:           make([]byte, st.ColumnLen(2)),
+		EncryptedPrivateKey: make([]byte, st.ColumnLen(3)),
+		CreatedAt:           columnTime(st, 4),
+		RetiredAt:           columnNullTime(st, 5),
+	}
+	st.ColumnBytes(2, k.PublicKey)
+	st.ColumnBytes(3, k.EncryptedPrivateKey)
+	return k
 }

@@ -2,7 +2,12 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"zombiezen.com/go/sqlite"
+
+	"github.com/latchkey-dev/latchkey/store"
 )
 
 const (
@@ -17,9 +22,11 @@ ON CONFLICT (key) DO UPDATE SET
 RETURNING count, reset_at`
 	failuresSQL      = `SELECT count, started_at FROM throttle_windows WHERE key = ?`
 	clearFailuresSQL = `DELETE FROM throttle_windows WHERE key = ?`
-	// pruneThrottleSQL deletes a bounded number of ended windows.
-	pruneThrottleSQL = `DELETE FROM throttle_windows WHERE key IN
+	// pruneThrottleSomeSQL deletes a bounded number of ended windows;
+	// pruneThrottleSQL deletes them all.
+	pruneThrottleSomeSQL = `DELETE FROM throttle_windows WHERE key IN
 (SELECT key FROM throttle_windows WHERE reset_at <= ? LIMIT 512)`
+	pruneThrottleSQL = `DELETE FROM throttle_windows WHERE reset_at <= ?`
 )
 
 // pruneEvery is how many AddFailure calls pass between two prunes of ended
@@ -30,29 +37,28 @@ const pruneEvery = 64
 // AddFailure counts one failure for key at now. If the key's window has
 // ended (it started window or more before now) a new window starts at now.
 // It returns the count in the current window and when that window ends. It
-// returns an error matching store.ErrInvalid for an empty key or a
-// non-positive window. The count is one atomic statement, so instances
+// returns an error matching store.ErrInvalid when store.CheckThrottle
+// refuses key and window. The count is one atomic statement, so instances
 // sharing the database count as one. Every so often it also deletes windows
 // that have ended, keeping the table bounded.
 func (s *Store) AddFailure(ctx context.Context, key string, now time.Time, window time.Duration) (int, time.Time, error) {
 	const op = "add failure"
-	if err := checkThrottle(op, key, window); err != nil {
-		return 0, time.Time{}, err
+	if err := checkThrottle(key, now, window); err != nil {
+		return 0, time.Time{}, check(op, err)
 	}
 	var count int
 	var reset int64
 	err := s.writeTx(ctx, func(t *wtx) error {
-		row, err := t.queryRow(addFailureSQL, key, micros(now), window.Microseconds())
-		if err != nil {
-			return err
-		}
-		return row.Scan(&count, &reset)
+		return t.queryRow(addFailureSQL, func(st *sqlite.Stmt) error {
+			count, reset = st.ColumnInt(0), st.ColumnInt64(1)
+			return nil
+		}, key, micros(now), window.Microseconds())
 	})
 	if err != nil {
 		return 0, time.Time{}, wrap(op, err)
 	}
 	if s.adds.Add(1)%pruneEvery == 1 {
-		if _, err := s.exec(ctx, pruneThrottleSQL, micros(now)); err != nil {
+		if _, err := s.exec(ctx, pruneThrottleSomeSQL, micros(now)); err != nil {
 			s.logger.WarnContext(ctx, "sqlite: prune throttle windows", "err", err)
 		}
 	}
@@ -63,17 +69,17 @@ func (s *Store) AddFailure(ctx context.Context, key string, now time.Time, windo
 // key with no window open at now has count 0 and a zero reset time.
 func (s *Store) Failures(ctx context.Context, key string, now time.Time, window time.Duration) (int, time.Time, error) {
 	const op = "failures"
-	if err := checkThrottle(op, key, window); err != nil {
-		return 0, time.Time{}, err
-	}
-	row, err := s.queryRow(ctx, failuresSQL, key)
-	if err != nil {
-		return 0, time.Time{}, wrap(op, err)
+	if err := checkThrottle(key, now, window); err != nil {
+		return 0, time.Time{}, check(op, err)
 	}
 	var count int
 	var started int64
-	switch err := row.Scan(&count, &started); {
-	case isNoRows(err):
+	err := s.readRow(ctx, failuresSQL, func(st *sqlite.Stmt) error {
+		count, started = st.ColumnInt(0), st.ColumnInt64(1)
+		return nil
+	}, key)
+	switch {
+	case errors.Is(err, errNoRows):
 		return 0, time.Time{}, nil
 	case err != nil:
 		return 0, time.Time{}, wrap(op, err)
@@ -88,19 +94,25 @@ func (s *Store) Failures(ctx context.Context, key string, now time.Time, window 
 // ClearFailures forgets key's window. Clearing an unknown key succeeds.
 func (s *Store) ClearFailures(ctx context.Context, key string) error {
 	const op = "clear failures"
-	if key == "" {
-		return invalid(op, "empty key")
+	// Any positive window: ClearFailures takes none.
+	if err := store.CheckThrottle(key, time.Microsecond); err != nil {
+		return check(op, err)
 	}
 	_, err := s.exec(ctx, clearFailuresSQL, key)
 	return wrap(op, err)
 }
 
-func checkThrottle(op, key string, window time.Duration) error {
-	if key == "" {
-		return invalid(op, "empty key")
+// PruneThrottle deletes every window that ended at or before now, and
+// returns how many it deleted.
+func (s *Store) PruneThrottle(ctx context.Context, now time.Time) (int, error) {
+	const op = "prune throttle"
+	if err := store.CheckTime("now", now); err != nil {
+		return 0, check(op, err)
 	}
-	if window.Microseconds() <= 0 {
-		return invalid(op, "window not positive")
-	}
-	return nil
+	return s.prune(ctx, op, pruneThrottleSQL, micros(now))
+}
+
+// checkThrottle checks the arguments of AddFailure and Failures.
+func checkThrottle(key string, now time.Time, window time.Duration) error {
+	return errors.Join(store.CheckThrottle(key, window), store.CheckTime("now", now))
 }

@@ -2,45 +2,63 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
+	"time"
 
+	"zombiezen.com/go/sqlite"
+
+	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
 const (
 	createUserSQL = `INSERT INTO users (id, project_id, email, email_norm, password_hash, tags, created_at)
 VALUES (?, ?, ?, ?, ?, ?, ?)`
-	userColumns       = `id, project_id, email, password_hash, tags, created_at`
+	userColumns       = `id, project_id, email, password_hash, tags, created_at, disabled_at`
 	getUserSQL        = `SELECT ` + userColumns + ` FROM users WHERE id = ? AND project_id = ?`
 	getUserByEmailSQL = `SELECT ` + userColumns + ` FROM users WHERE project_id = ? AND email_norm = ?`
 	setPasswordSQL    = `UPDATE users SET password_hash = ? WHERE id = ? AND project_id = ?`
+	setTagsSQL        = `UPDATE users SET tags = ? WHERE id = ? AND project_id = ?`
+	// userDisabledSQL reads whether the user is disabled; no row means no
+	// such user in the project.
+	userDisabledSQL = `SELECT disabled_at FROM users WHERE id = ? AND project_id = ?`
+	disableUserSQL  = `UPDATE users SET disabled_at = ? WHERE id = ? AND project_id = ? AND disabled_at IS NULL`
+	enableUserSQL   = `UPDATE users SET disabled_at = NULL WHERE id = ? AND project_id = ?`
+	// revokeUserFamiliesSQL ends every live session of a user.
+	revokeUserFamiliesSQL = `UPDATE refresh_families SET revoked_at = ?
+WHERE user_id = ? AND project_id = ? AND revoked_at IS NULL`
+	deleteUserConsoleSessionsSQL = `DELETE FROM console_sessions WHERE user_id = ? AND project_id = ?`
+
+	// The ListUsers query is listUsersSQL, then the conditions that apply
+	// (a cursor, an email prefix), then listUsersOrderSQL. It reads the
+	// (project_id, created_at, id) index from the cursor on. An email
+	// prefix is the range email_norm >= prefix AND email_norm < the
+	// prefix's successor (see prefixEnd), compared byte by byte, so that
+	// every character of the prefix, % and _ included, matches itself.
+	listUsersSQL       = `SELECT ` + userColumns + ` FROM users WHERE project_id = ?`
+	listUsersAfterSQL  = ` AND (created_at, id) > (?, ?)`
+	listUsersFromSQL   = ` AND email_norm >= ?`
+	listUsersBeforeSQL = ` AND email_norm < ?`
+	listUsersOrderSQL  = ` ORDER BY created_at, id LIMIT ?`
 )
 
-// CreateUser creates u. It returns an error matching store.ErrInvalid for an
-// empty id or email or an invalid project id, store.ErrNotFound for an
-// unknown project and store.ErrConflict when the id exists or another user
-// of the project has the same email compared case-insensitively (see
-// store.NormalizeEmail).
+// CreateUser creates u. It returns an error matching store.ErrInvalid when
+// store.CheckUser refuses u, store.ErrNotFound for an unknown project and
+// store.ErrConflict when the id exists or another user of the project has
+// the same email compared case-insensitively (see store.NormalizeEmail).
 func (s *Store) CreateUser(ctx context.Context, u store.User) error {
 	const op = "create user"
-	norm := store.NormalizeEmail(u.Email)
-	switch {
-	case !store.ValidProjectID(u.ProjectID):
-		return invalid(op, "project id is not a slug")
-	case u.ID == "":
-		return invalid(op, "empty id")
-	case norm == "":
-		return invalid(op, "empty email")
+	if err := store.CheckUser(u); err != nil {
+		return check(op, err)
 	}
 	tags, err := encodeTags(u.Tags)
 	if err != nil {
-		return invalid(op, err.Error())
+		return check(op, err)
 	}
-	_, err = s.exec(ctx, createUserSQL, u.ID, u.ProjectID, u.Email, norm, u.PasswordHash, tags, micros(u.CreatedAt))
+	_, err = s.exec(ctx, createUserSQL, u.ID, u.ProjectID, u.Email, store.NormalizeEmail(u.Email),
+		u.PasswordHash, tags, micros(u.CreatedAt))
 	return wrap(op, err)
 }
 
@@ -48,78 +66,207 @@ func (s *Store) CreateUser(ctx context.Context, u store.User) error {
 // matching store.ErrNotFound.
 func (s *Store) GetUser(ctx context.Context, projectID, id string) (store.User, error) {
 	const op = "get user"
-	if err := checkKey(op, projectID, id); err != nil {
-		return store.User{}, err
+	if err := store.CheckKey(projectID, "user id", id); err != nil {
+		return store.User{}, check(op, err)
 	}
-	row, err := s.queryRow(ctx, getUserSQL, id, projectID)
+	var u store.User
+	err := s.readRow(ctx, getUserSQL, func(st *sqlite.Stmt) (err error) {
+		u, err = scanUser(st)
+		return err
+	}, id, projectID)
 	if err != nil {
 		return store.User{}, wrap(op, err)
 	}
-	u, err := scanUser(row)
-	return u, wrap(op, err)
+	return u, nil
 }
 
 // GetUserByEmail returns the project's user whose email equals email
-// case-insensitively, or an error matching store.ErrNotFound.
+// case-insensitively, or an error matching store.ErrNotFound. An email
+// that store.NormalizeEmail makes empty is store.ErrInvalid.
 func (s *Store) GetUserByEmail(ctx context.Context, projectID, email string) (store.User, error) {
 	const op = "get user by email"
+	if err := store.CheckProjectID(projectID); err != nil {
+		return store.User{}, check(op, err)
+	}
 	norm := store.NormalizeEmail(email)
-	if !store.ValidProjectID(projectID) {
-		return store.User{}, invalid(op, "project id is not a slug")
-	}
 	if norm == "" {
-		return store.User{}, invalid(op, "empty email")
+		return store.User{}, check(op, store.CheckEmail(norm))
 	}
-	row, err := s.queryRow(ctx, getUserByEmailSQL, projectID, norm)
+	var u store.User
+	err := s.readRow(ctx, getUserByEmailSQL, func(st *sqlite.Stmt) (err error) {
+		u, err = scanUser(st)
+		return err
+	}, projectID, norm)
 	if err != nil {
 		return store.User{}, wrap(op, err)
 	}
-	u, err := scanUser(row)
-	return u, wrap(op, err)
+	return u, nil
+}
+
+// ListUsers returns at most req.Limit users of the project whose normalized
+// email starts with store.NormalizeEmail(emailPrefix), every character
+// matching itself (every user for an empty prefix), that sort strictly
+// after req.After, in ascending (CreatedAt, ID) order, and whether more
+// follow. An unknown project lists as empty.
+func (s *Store) ListUsers(ctx context.Context, projectID, emailPrefix string, req paginate.Request) (paginate.Page[store.User], error) {
+	const op = "list users"
+	if err := errors.Join(store.CheckProjectID(projectID), store.CheckPage(req)); err != nil {
+		return paginate.Page[store.User]{}, check(op, err)
+	}
+	query, args := listUsersSQL, []any{projectID}
+	if !req.After.IsZero() {
+		query += listUsersAfterSQL
+		args = append(args, micros(req.After.CreatedAt), req.After.ID)
+	}
+	if p := store.NormalizeEmail(emailPrefix); p != "" {
+		query += listUsersFromSQL
+		args = append(args, p)
+		if end, ok := prefixEnd(p); ok {
+			query += listUsersBeforeSQL
+			args = append(args, end)
+		}
+	}
+	query += listUsersOrderSQL
+	args = append(args, req.Limit+1)
+	users := []store.User{}
+	err := s.readRows(ctx, query, func(st *sqlite.Stmt) error {
+		u, err := scanUser(st)
+		users = append(users, u)
+		return err
+	}, args...)
+	if err != nil {
+		return paginate.Page[store.User]{}, wrap(op, err)
+	}
+	page := paginate.Page[store.User]{Items: users}
+	if len(users) > req.Limit {
+		page.Items, page.HasMore = users[:req.Limit], true
+	}
+	return page, nil
+}
+
+// prefixEnd returns the smallest string greater than every string that
+// starts with p, byte by byte: p without its trailing 0xff bytes, its last
+// byte increased. It returns false when there is none (p is all 0xff).
+func prefixEnd(p string) (string, bool) {
+	b := []byte(p)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] != 0xff {
+			b[i]++
+			return string(b[:i+1]), true
+		}
+	}
+	return "", false
 }
 
 // SetPasswordHash replaces the user's password hash, or returns an error
 // matching store.ErrNotFound.
 func (s *Store) SetPasswordHash(ctx context.Context, projectID, id, hash string) error {
 	const op = "set password hash"
-	if err := checkKey(op, projectID, id); err != nil {
-		return err
+	if err := store.CheckKey(projectID, "user id", id); err != nil {
+		return check(op, err)
 	}
 	if hash == "" {
-		return invalid(op, "empty hash")
+		return check(op, fmt.Errorf("empty password hash: %w", store.ErrInvalid))
 	}
-	res, err := s.exec(ctx, setPasswordSQL, hash, id, projectID)
-	return wrap(op, mustAffect(res, err))
+	return wrap(op, mustAffect(s.exec(ctx, setPasswordSQL, hash, id, projectID)))
 }
 
-func scanUser(row *sql.Row) (store.User, error) {
-	var u store.User
-	var tags string
-	var created int64
-	if err := row.Scan(&u.ID, &u.ProjectID, &u.Email, &u.PasswordHash, &tags, &created); err != nil {
+// SetUserTags replaces the user's tags, or returns an error matching
+// store.ErrNotFound. It returns an error matching store.ErrInvalid when
+// store.CheckTags refuses tags.
+func (s *Store) SetUserTags(ctx context.Context, projectID, id string, tags []string) error {
+	const op = "set user tags"
+	if err := errors.Join(store.CheckKey(projectID, "user id", id), store.CheckTags(tags)); err != nil {
+		return check(op, err)
+	}
+	enc, err := encodeTags(tags)
+	if err != nil {
+		return check(op, err)
+	}
+	return wrap(op, mustAffect(s.exec(ctx, setTagsSQL, enc, id, projectID)))
+}
+
+// DisableUser disables the user at at in one write transaction: DisabledAt
+// becomes at, every session of the user that is not revoked is revoked at
+// at, and one revocation of kind store.RevokedUser is added to the
+// project's feed. Disabling a disabled user succeeds and changes nothing.
+// It returns an error matching store.ErrNotFound for an unknown user and
+// store.ErrInvalid for a zero at. CreateRefreshFamily and RotateRefresh
+// read the user's state in their own write transactions, which SQLite runs
+// one at a time, so none of them leaves a live session behind.
+func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.Time) error {
+	const op = "disable user"
+	if err := errors.Join(store.CheckKey(projectID, "user id", id), store.CheckTime("at", at)); err != nil {
+		return check(op, err)
+	}
+	us := micros(at)
+	err := s.writeTx(ctx, func(t *wtx) error {
+		disabled, err := t.userDisabled(id, projectID)
+		if err != nil || disabled {
+			return err
+		}
+		if _, err := t.exec(disableUserSQL, us, id, projectID); err != nil {
+			return err
+		}
+		if _, err := t.exec(revokeUserFamiliesSQL, us, id, projectID); err != nil {
+			return err
+		}
+		if _, err := t.exec(deleteUserConsoleSessionsSQL, id, projectID); err != nil {
+			return err
+		}
+		return t.addRevocation(projectID, store.RevokedUser, id, us)
+	})
+	return wrap(op, err)
+}
+
+// EnableUser clears the user's DisabledAt; sessions ended by DisableUser
+// stay ended. Enabling an enabled user succeeds. It returns an error
+// matching store.ErrNotFound for an unknown user.
+func (s *Store) EnableUser(ctx context.Context, projectID, id string) error {
+	const op = "enable user"
+	if err := store.CheckKey(projectID, "user id", id); err != nil {
+		return check(op, err)
+	}
+	return wrap(op, mustAffect(s.exec(ctx, enableUserSQL, id, projectID)))
+}
+
+// userDisabled reads in the transaction whether the project's user is
+// disabled, or returns errNoRows when there is no such user.
+func (t *wtx) userDisabled(id, projectID string) (bool, error) {
+	var disabled bool
+	err := t.queryRow(userDisabledSQL, func(st *sqlite.Stmt) error {
+		disabled = !st.ColumnIsNull(0)
+		return nil
+	}, id, projectID)
+	return disabled, err
+}
+
+// scanUser returns the user of a row of userColumns.
+func scanUser(st *sqlite.Stmt) (store.User, error) {
+	tags, err := decodeTags(st.ColumnText(4))
+	if err != nil {
 		return store.User{}, err
 	}
-	u.CreatedAt = fromMicros(created)
-	var err error
-	u.Tags, err = decodeTags(tags)
-	return u, err
+	return store.User{
+		ID:           st.ColumnText(0),
+		ProjectID:    st.ColumnText(1),
+		Email:        st.ColumnText(2),
+		PasswordHash: st.ColumnText(3),
+		Tags:         tags,
+		CreatedAt:    columnTime(st, 5),
+		DisabledAt:   columnNullTime(st, 6),
+	}, nil
 }
 
 // encodeTags returns tags as stored: a JSON array of strings, "[]" for none.
+// store.CheckTags has accepted them, so they are valid UTF-8 and round-trip.
 func encodeTags(tags []string) (string, error) {
 	if len(tags) == 0 {
 		return "[]", nil
 	}
-	for _, t := range tags {
-		// JSON would silently replace invalid UTF-8, and the tag would not
-		// round-trip.
-		if !utf8.ValidString(t) {
-			return "", errors.New("tag is not valid UTF-8")
-		}
-	}
 	b, err := json.Marshal(tags)
 	if err != nil {
-		return "", fmt.Errorf("tags: %w", err)
+		return "", fmt.Errorf("tags: %w: %w", store.ErrInvalid, err)
 	}
 	return string(b), nil
 }
@@ -134,31 +281,4 @@ func decodeTags(s string) ([]string, error) {
 		tags = []string{}
 	}
 	return tags, nil
-}
-
-// checkKey validates the (project id, row id) pair every lookup takes.
-func checkKey(op, projectID, id string) error {
-	if !store.ValidProjectID(projectID) {
-		return invalid(op, "project id is not a slug")
-	}
-	if id == "" {
-		return invalid(op, "empty id")
-	}
-	return nil
-}
-
-// mustAffect turns an update or delete that matched no row into
-// sql.ErrNoRows, which wrap reports as store.ErrNotFound.
-func mustAffect(res sql.Result, err error) error {
-	if err != nil {
-		return err
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return sql.ErrNoRows
-	}
-	return nil
 }

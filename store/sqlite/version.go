@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
+
+	"zombiezen.com/go/sqlite"
 
 	"github.com/latchkey-dev/latchkey/store"
 )
@@ -19,15 +20,14 @@ const dataVersionSQL = `PRAGMA data_version`
 // versioner implements ChangeVersion.
 //
 // A file database answers with PRAGMA data_version, read on one dedicated
-// read-only connection that is opened at Open, pinned for the life of the
+// read-only connection that is opened at Open, kept for the life of the
 // Store and never used for anything else. SQLite changes the value a
 // connection reads whenever another connection (of this process, such as
 // the Store's own writer connection, or of another process) has committed
 // since that connection's previous read; the dedicated connection never
 // writes, so every commit counts. The pragma reads only the WAL index
-// header: no table, no page of the database. The connection is a rawConn
-// (rawread.go): the pragma runs on every authenticated request, and without
-// database/sql and the driver's mutex it costs about half as much.
+// header: no table, no page of the database, and the statement is reset
+// after each read, so the connection holds no snapshot.
 //
 // data_version is 32 bits wide; wraps are counted in epoch so that values
 // never repeat. The connection is never replaced (a new one would start
@@ -39,8 +39,8 @@ const dataVersionSQL = `PRAGMA data_version`
 // commits instead, a counter bumped after every write transaction.
 type versioner struct {
 	mu    sync.Mutex
-	conn  *rawConn // nil for ":memory:"
-	stmt  uintptr  // dataVersionSQL prepared on conn
+	conn  *sqlite.Conn // nil for ":memory:"
+	stmt  *sqlite.Stmt // dataVersionSQL prepared on conn
 	last  uint32
 	epoch uint64
 	seen  bool
@@ -49,33 +49,34 @@ type versioner struct {
 	closed  atomic.Bool
 }
 
-// openVersioner opens the dedicated connection of the database file at the
-// absolute path abs.
-func openVersioner(abs string, busy time.Duration) (*versioner, error) {
-	c, err := openRawConn(abs, busy)
+// openVersioner opens the dedicated connection of the database file at uri.
+func (cc connConfig) openVersioner(uri string) (*versioner, error) {
+	conn, err := cc.openConn(uri, sqlite.OpenReadWrite|sqlite.OpenURI, true)
 	if err != nil {
 		return nil, err
 	}
-	st, err := c.stmt(dataVersionSQL)
+	stmt, err := conn.Prepare(dataVersionSQL)
 	if err != nil {
-		c.close()
+		_ = conn.Close()
 		return nil, err
 	}
-	return &versioner{conn: c, stmt: st}, nil
+	return &versioner{conn: conn, stmt: stmt}, nil
 }
 
 // read returns the connection's data_version.
 func (v *versioner) read() (int64, error) {
-	c := v.conn
-	defer c.reset(v.stmt)
-	ok, err := c.next(v.stmt)
+	ok, err := v.stmt.Step()
 	if err != nil {
+		return 0, err
+	}
+	n := v.stmt.ColumnInt64(0)
+	if err := v.stmt.Reset(); err != nil {
 		return 0, err
 	}
 	if !ok {
 		return 0, errors.New("data_version returned no row")
 	}
-	return c.int64(v.stmt, 0), nil
+	return n, nil
 }
 
 // committed notes a finished write transaction (committed or not: counting
@@ -93,8 +94,7 @@ func (v *versioner) close() error {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.conn.close()
-	return nil
+	return v.conn.Close()
 }
 
 // ChangeVersion returns the database's change version, following the
@@ -102,12 +102,11 @@ func (v *versioner) close() error {
 // value of this Store whenever any handle on the database, in any process,
 // committed a write after the earlier call returned, and equal values mean
 // no commit in between. It reads no table (a file database answers from
-// PRAGMA data_version on a dedicated connection; see the package
-// documentation) and costs a few microseconds.
+// PRAGMA data_version on a dedicated connection; see versioner).
 func (s *Store) ChangeVersion(ctx context.Context) (uint64, error) {
 	v := s.version
 	if v.closed.Load() {
-		return 0, errors.New("sqlite: change version: store closed")
+		return 0, fmt.Errorf("sqlite: change version: %w", errClosed)
 	}
 	if v.conn == nil {
 		return v.commits.Load(), nil
@@ -118,11 +117,11 @@ func (s *Store) ChangeVersion(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("sqlite: change version: %w", err)
 	}
 	if v.closed.Load() {
-		return 0, errors.New("sqlite: change version: store closed")
+		return 0, fmt.Errorf("sqlite: change version: %w", errClosed)
 	}
 	dv, err := v.read()
 	if err != nil {
-		return 0, fmt.Errorf("sqlite: change version: %w", err)
+		return 0, wrap("change version", err)
 	}
 	cur := uint32(dv)
 	if v.seen && cur < v.last {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/latchkey-dev/latchkey/store"
 )
@@ -22,8 +24,12 @@ func TestChangeVersion_HoldsNoSnapshot(t *testing.T) {
 	v1, err := s.ChangeVersion(ctx)
 	require.NoError(t, err)
 	require.NotEqual(t, v0, v1, "the store's own commit went unnoticed")
-	var busy, logFrames, checkpointed int
-	require.NoError(t, s.write.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &checkpointed))
+	busy := int64(-1)
+	withWriter(t, s, func(conn *sqlite.Conn) {
+		require.NoError(t, sqlitex.ExecuteTransient(conn, "PRAGMA wal_checkpoint(TRUNCATE)", &sqlitex.ExecOptions{
+			ResultFunc: func(st *sqlite.Stmt) error { busy = st.ColumnInt64(0); return nil },
+		}))
+	})
 	require.Zero(t, busy, "a checkpoint was blocked by a reader")
 }
 

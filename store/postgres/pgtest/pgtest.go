@@ -1,5 +1,6 @@
 // Package pgtest gives tests a fresh PostgreSQL database of their own, on
-// the server named by the LATCHKEY_TEST_POSTGRES environment variable.
+// the server named by the LATCHKEY_TEST_POSTGRES environment variable, or
+// else on the conventional local server (LocalURL) if one answers.
 //
 // # Usage
 //
@@ -9,9 +10,10 @@
 //		...
 //	}
 //
-// Without LATCHKEY_TEST_POSTGRES a test skips with a message, unless the CI
-// environment variable is set: in CI a missing or unreachable server fails
-// the test, so that nothing is silently skipped there.
+// Without LATCHKEY_TEST_POSTGRES, and with no local server answering at
+// LocalURL, a test skips with a message, unless the CI environment variable
+// is set: in CI a missing or unreachable server fails the test, so that
+// nothing is silently skipped there.
 package pgtest
 
 import (
@@ -22,6 +24,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,18 +42,29 @@ const DatabasePrefix = "latchkey_test_"
 // adminTimeout bounds creating or dropping one database.
 const adminTimeout = time.Minute
 
-// AdminURL returns the URL in LATCHKEY_TEST_POSTGRES. When it is empty it
-// skips t, or fails t if the CI environment variable is set.
+// LocalURL is the conventional local server, tried when
+// LATCHKEY_TEST_POSTGRES is unset: user postgres on 127.0.0.1:5432 with
+// trust authentication.
+const LocalURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable&connect_timeout=2"
+
+// localAnswers is whether LocalURL answered, asked once per test binary.
+var localAnswers = sync.OnceValue(func() bool { return exec(LocalURL, "SELECT 1") == nil })
+
+// AdminURL returns the URL in LATCHKEY_TEST_POSTGRES or, when it is unset,
+// LocalURL if a server answers there. Otherwise it skips t, or fails t if
+// the CI environment variable is set.
 func AdminURL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv(EnvURL)
-	if u != "" {
+	if u := os.Getenv(EnvURL); u != "" {
 		return u
 	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("pgtest: %s is not set, and CI is: PostgreSQL tests must run in CI", EnvURL)
+	if localAnswers() {
+		return LocalURL
 	}
-	t.Skipf("pgtest: set %s to a PostgreSQL URL (for example postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable) to run this test", EnvURL)
+	if os.Getenv("CI") != "" {
+		t.Fatalf("pgtest: %s is not set and no server answers at %s, and CI is set: PostgreSQL tests must run in CI", EnvURL, LocalURL)
+	}
+	t.Skipf("pgtest: no PostgreSQL: set %s to a server's URL, or run one at %s", EnvURL, LocalURL)
 	return ""
 }
 
@@ -60,6 +74,23 @@ func AdminURL(t testing.TB) string {
 // connection URL for it. It skips t as AdminURL does, and fails t when the
 // server cannot be reached or the database cannot be created.
 func NewDatabase(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, nil)
+}
+
+// NewSerializableDatabase is [NewDatabase] for a database whose
+// default_transaction_isolation is serializable (ALTER DATABASE ... SET), so
+// that every transaction on it, including each single statement, runs
+// SERIALIZABLE and fails with serialization failures (40001) under
+// contention, as on the PostgreSQL-compatible distributed databases.
+func NewSerializableDatabase(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, []string{"SET default_transaction_isolation TO 'serializable'"})
+}
+
+// newDatabase creates the database and runs ALTER DATABASE name with each
+// of alter.
+func newDatabase(t testing.TB, alter []string) string {
 	t.Helper()
 	admin := AdminURL(t)
 	var b [8]byte
@@ -77,6 +108,11 @@ func NewDatabase(t testing.TB) string {
 			t.Errorf("pgtest: drop database %s: %v", name, err)
 		}
 	})
+	for _, a := range alter {
+		if err := exec(admin, "ALTER DATABASE "+name+" "+a); err != nil {
+			t.Fatalf("pgtest: alter database %s: %v", name, err)
+		}
+	}
 	return dbURL
 }
 

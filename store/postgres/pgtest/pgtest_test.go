@@ -2,9 +2,11 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 func TestWithDatabase(t *testing.T) {
@@ -54,5 +56,61 @@ func TestNewDatabase(t *testing.T) {
 	}
 	if exists {
 		t.Errorf("database %s still exists after the test's cleanup", name)
+	}
+}
+
+// TestNewSerializableDatabase checks that every connection to the database
+// runs SERIALIZABLE, and that a write-write conflict between two
+// transactions is a serialization failure there.
+func TestNewSerializableDatabase(t *testing.T) {
+	ctx := context.Background()
+	url := NewSerializableDatabase(t)
+	a, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(ctx)
+	b, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(ctx)
+	var level string
+	if err := b.QueryRow(ctx, "SHOW transaction_isolation").Scan(&level); err != nil {
+		t.Fatal(err)
+	}
+	if level != "serializable" {
+		t.Fatalf("transaction_isolation = %q, want serializable", level)
+	}
+	if _, err := a.Exec(ctx, "CREATE TABLE t (k int PRIMARY KEY, v int); INSERT INTO t VALUES (1, 0)"); err != nil {
+		t.Fatal(err)
+	}
+	txA, err := a.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txA.Rollback(ctx)
+	txB, err := b.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txB.Rollback(ctx)
+	// Both take their snapshot; A updates and commits; B's update of the
+	// same row then cannot serialize.
+	for _, tx := range []pgx.Tx{txA, txB} {
+		if _, err := tx.Exec(ctx, "SELECT v FROM t WHERE k = 1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := txA.Exec(ctx, "UPDATE t SET v = 1 WHERE k = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := txA.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err = txB.Exec(ctx, "UPDATE t SET v = 2 WHERE k = 1")
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "40001" {
+		t.Fatalf("conflicting update under SERIALIZABLE = %v, want SQLSTATE 40001", err)
 	}
 }

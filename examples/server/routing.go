@@ -1,0 +1,58 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/latchkey-dev/latchkey/store"
+)
+
+// The example server serves project P at base_url {public}/p/P, and the
+// project default also at {public} itself.
+const projectPathPrefix = "/p/"
+
+// issuerFor returns the base_url of each project under publicURL, the iss
+// of the tokens minted for it: publicURL for the project default (whichever
+// path served the request), publicURL/p/P for project P. An empty publicURL
+// gives no issuer: tokens are minted without iss.
+func issuerFor(publicURL string) func(project string) string {
+	publicURL = strings.TrimSuffix(publicURL, "/")
+	return func(project string) string {
+		switch {
+		case publicURL == "":
+			return ""
+		case project == store.DefaultProject:
+			return publicURL
+		}
+		return publicURL + projectPathPrefix + project
+	}
+}
+
+// publicURLEnv names the environment variable that gives -public-url.
+const publicURLEnv = "LATCHKEY_PUBLIC_URL"
+
+// registerPublicURL registers -public-url on fs, defaulting to
+// LATCHKEY_PUBLIC_URL, and returns its value, checked by checkPublicURL when
+// fs is parsed.
+func registerPublicURL(fs *flag.FlagSet, env *env) *string {
+	v := &publicURLValue{s: env.getenv(publicURLEnv)}
+	fs.Var(v, "public-url", "the deployment's public URL, for example https://id.example.com: tokens carry {public}/p/P (project P) or {public} (default) as iss (default: "+publicURLEnv+"; serve: http://ADDR)")
+	return &v.s
+}
+
+// publicURLValue is the flag.Value of -public-url: an absolute http or https
+// URL with no query or fragment; a trailing slash is dropped.
+type publicURLValue struct{ s string }
+
+func (v *publicURLValue) String() string { return v.s }
+
+func (v *publicURLValue) Set(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("%q is not an http or https URL such as https://id.example.com", s)
+	}
+	v.s = strings.TrimSuffix(s, "/")
+	return nil
+}

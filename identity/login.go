@@ -1,0 +1,98 @@
+package identity
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/tenant"
+)
+
+// errNoProject is the error of a handler mounted below no tenant resolver.
+var errNoProject = errors.New("identity: no project in the request context")
+
+// Login returns the handler of POST {base_url}/v1/identity/login: email and
+// password in, a token set out, and a new session started. Wrong email,
+// wrong password and a disabled user are one answer, 401
+// invalid_credentials, after the same hashing work; a throttled attempt is
+// 429 rate_limited with Retry-After; a failure that cannot be counted is
+// 503 unavailable.
+func (h *Handler) Login() http.Handler { return httpapi.Handle(h.log, h.login) }
+
+func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
+	projectID, ok := tenant.FromContext(r.Context())
+	if !ok {
+		return errNoProject
+	}
+	var body struct {
+		Email    string `json:"email"`
+		Password string `json:"password"`
+	}
+	if err := httpapi.DecodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	switch {
+	case body.Email == "":
+		return httpapi.New(httpapi.CodeInvalidRequest, `The field "email" is required.`)
+	case body.Password == "":
+		return httpapi.New(httpapi.CodeInvalidRequest, `The field "password" is required.`)
+	}
+	ctx := r.Context()
+	u, err := h.auth.Authenticate(ctx, projectID, body.Email, body.Password, h.addr(r))
+	if err != nil {
+		return authError(err)
+	}
+
+	now := h.now()
+	fam := store.RefreshFamily{
+		ID:         store.NewID(store.PrefixFamily),
+		ProjectID:  projectID,
+		UserID:     u.ID,
+		Generation: 0,
+		IssuedAt:   now,
+		ExpiresAt:  now.Add(min(h.ttl, h.lifetime)),
+		CreatedAt:  now,
+		EndsAt:     now.Add(h.lifetime),
+	}
+	// The access token is minted while the session is written: the two
+	// are independent, and a login's latency is its hash plus these.
+	minted := make(chan mintResult, 1)
+	go func() {
+		tok, _, err := h.minter.MintLoginToken(ctx, projectID, u, fam.ID)
+		minted <- mintResult{tok, err}
+	}()
+	ferr := h.sessions.CreateRefreshFamily(ctx, fam)
+	m := <-minted
+	switch {
+	case errors.Is(ferr, store.ErrDisabled), errors.Is(ferr, store.ErrNotFound):
+		// Disabled (or deleted) while signing in: as if it had been
+		// before.
+		return authError(ErrInvalidCredentials)
+	case ferr != nil:
+		return fmt.Errorf("identity: starting a session: %w", ferr)
+	case m.err != nil:
+		return fmt.Errorf("identity: minting access token: %w", m.err)
+	}
+	return writeTokens(w, u, m.token, h.codec.token(projectID, fam.ID, 0))
+}
+
+type mintResult struct {
+	token string
+	err   error
+}
+
+// authError maps an Authenticate error to the API error.
+func authError(err error) error {
+	var rl *RateLimitedError
+	switch {
+	case errors.Is(err, ErrInvalidCredentials):
+		return httpapi.New(httpapi.CodeInvalidCredentials, "The email or password is incorrect.")
+	case errors.As(err, &rl):
+		return httpapi.New(httpapi.CodeRateLimited, "Too many failed attempts. Try again later.").
+			WithHeader("Retry-After", strconv.FormatInt(rl.RetryAfterSeconds(), 10))
+	}
+	return err
+}

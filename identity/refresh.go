@@ -1,0 +1,85 @@
+package identity
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/tenant"
+)
+
+// Refresh returns the handler of POST {base_url}/v1/identity/refresh: a
+// refresh token in, the same token set as login out, the refresh token
+// rotated. An unknown, expired, revoked, replayed or foreign refresh token,
+// or one of an ended session or a disabled user, is 401
+// invalid_refresh_token; a replay also ends the session.
+func (h *Handler) Refresh() http.Handler { return httpapi.Handle(h.log, h.refresh) }
+
+func (h *Handler) refresh(w http.ResponseWriter, r *http.Request) error {
+	projectID, familyID, gen, err := h.refreshTokenOf(w, r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	rot, err := h.sessions.RotateRefresh(ctx, projectID, familyID, gen, store.RotateParams{
+		Now: h.now(), TTL: h.ttl, ReuseWindow: h.reuse,
+	})
+	switch {
+	case errors.Is(err, store.ErrReplayed):
+		h.log.WarnContext(ctx, "refresh token replayed; session ended",
+			"project", projectID, "session", familyID, "generation", gen, "client", h.addr(r))
+		h.recordSession(r, projectID, familyID, store.ActionSessionReplayed)
+		return errInvalidRefresh(err)
+	case errors.Is(err, store.ErrRevoked), errors.Is(err, store.ErrExpired),
+		errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrDisabled):
+		return errInvalidRefresh(err)
+	case err != nil:
+		return fmt.Errorf("identity: rotating refresh token: %w", err)
+	}
+	u, err := h.users.GetUser(ctx, projectID, rot.Family.UserID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return errInvalidRefresh(err)
+	case err != nil:
+		return fmt.Errorf("identity: loading user: %w", err)
+	case u.Disabled():
+		return errInvalidRefresh(store.ErrDisabled)
+	}
+	access, _, err := h.minter.MintLoginToken(ctx, projectID, u, familyID)
+	if err != nil {
+		return fmt.Errorf("identity: minting access token: %w", err)
+	}
+	return writeTokens(w, u, access, h.codec.token(projectID, familyID, rot.Family.Generation))
+}
+
+// refreshTokenOf reads the body {"refresh_token": "rt_..."} of refresh and
+// logout, and returns the request's project and the token's family and
+// generation. A token this server did not make for the project (forged,
+// altered, of another project) is 401 invalid_refresh_token before any
+// store call.
+func (h *Handler) refreshTokenOf(w http.ResponseWriter, r *http.Request) (projectID, familyID string, gen int64, err error) {
+	projectID, ok := tenant.FromContext(r.Context())
+	if !ok {
+		return "", "", 0, errNoProject
+	}
+	var body struct {
+		RefreshToken string `json:"refresh_token"`
+	}
+	if err := httpapi.DecodeJSON(w, r, &body); err != nil {
+		return "", "", 0, err
+	}
+	if body.RefreshToken == "" {
+		return "", "", 0, httpapi.New(httpapi.CodeInvalidRequest, `The field "refresh_token" is required.`)
+	}
+	familyID, gen, ok = h.codec.parse(projectID, body.RefreshToken)
+	if !ok {
+		return "", "", 0, errInvalidRefresh(nil)
+	}
+	return projectID, familyID, gen, nil
+}
+
+func errInvalidRefresh(cause error) error {
+	return httpapi.New(httpapi.CodeInvalidRefreshToken, "The refresh token is invalid, expired or revoked.").WithCause(cause)
+}

@@ -1,0 +1,82 @@
+package keys
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/tenant"
+)
+
+// Endpoints are the paths, relative to a project's base_url, of what the
+// discovery document names. The routing table that serves them supplies
+// them, so each path is written once.
+type Endpoints struct {
+	// Discovery is the path of the discovery document itself.
+	Discovery string
+	// JWKS is the path of the public key set.
+	JWKS string
+	// Introspection is the path of the introspection endpoint.
+	Introspection string
+	// Revocations is the path of the revocation feed.
+	Revocations string
+}
+
+// Discovery is the discovery document: the OpenID Provider Metadata members
+// that off-the-shelf JWT validators read (issuer, jwks_uri), the RFC 8414
+// introspection endpoint, and Latchkey's revocation feed.
+type Discovery struct {
+	Issuer                           string   `json:"issuer"`
+	JWKSURI                          string   `json:"jwks_uri"`
+	IntrospectionEndpoint            string   `json:"introspection_endpoint"`
+	RevocationFeedEndpoint           string   `json:"revocation_feed_endpoint"`
+	IDTokenSigningAlgValuesSupported []string `json:"id_token_signing_alg_values_supported"`
+}
+
+// DiscoveryHandler returns the handler of GET
+// {base_url}/.well-known/openid-configuration: the request's project's
+// [Discovery] document, with base_url its issuer (KeyringOptions.Issuer). For
+// a project without an issuer, base_url is taken from the request: its
+// scheme (https under TLS), its Host and the path it was sent to, less
+// ep.Discovery. It needs no token; the answer may be cached as long as the
+// key set's.
+func (k *Keyring) DiscoveryHandler(ep Endpoints) http.Handler {
+	return httpapi.Handle(k.logger, func(w http.ResponseWriter, r *http.Request) error {
+		project, ok := tenant.FromContext(r.Context())
+		if !ok {
+			return errNoProject
+		}
+		base := k.issuer(project)
+		if base == "" {
+			base = httpapi.RequestBase(r, ep.Discovery)
+		}
+		body, err := json.Marshal(Discovery{
+			Issuer:                           base,
+			JWKSURI:                          base + ep.JWKS,
+			IntrospectionEndpoint:            base + ep.Introspection,
+			RevocationFeedEndpoint:           base + ep.Revocations,
+			IDTokenSigningAlgValuesSupported: []string{"EdDSA"},
+		})
+		if err != nil {
+			return err
+		}
+		k.writePublic(w, r, body)
+		return nil
+	})
+}
+
+// writePublic writes body, a public JSON document, with the key set's
+// Cache-Control; HEAD gets the headers only.
+func (k *Keyring) writePublic(w http.ResponseWriter, r *http.Request, body []byte) {
+	body = append(body, '\n')
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(k.jwksMaxAge.Seconds())))
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}

@@ -1,0 +1,152 @@
+package keys_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-dev/latchkey/keys"
+)
+
+// introspect POSTs token to project's introspection endpoint with caller as
+// bearer and returns the status and the raw body.
+func (e *env) introspect(project, caller, body, contentType string) (int, http.Header, string) {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.srv.URL+"/p/"+project+"/v1/identity/introspect", strings.NewReader(body))
+	require.NoError(e.t, err)
+	req.Header.Set("Content-Type", contentType)
+	if caller != "" {
+		req.Header.Set("Authorization", "Bearer "+caller)
+	}
+	res, err := e.srv.Client().Do(req)
+	require.NoError(e.t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(e.t, err)
+	return res.StatusCode, res.Header, string(raw)
+}
+
+func form(token string) string { return url.Values{"token": {token}}.Encode() }
+
+const formType = "application/x-www-form-urlencoded"
+
+func TestIntrospect(t *testing.T) {
+	e := newEnv(t, nil, "alpha", "beta")
+	e.issuerBase = "https://id.example.com"
+	ctx := context.Background()
+	_, callerTok := e.apiKey("alpha")
+	u := e.user("alpha", "admin")
+	login, sid := e.loginTokenOf(u)
+	key, keyTok := e.apiKey("alpha")
+	_, betaKey := e.apiKey("beta")
+
+	status, h, body := e.introspect("alpha", callerTok, form(login), formType)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Equal(t, "no-store", h.Get("Cache-Control"))
+	require.Equal(t, "application/json", h.Get("Content-Type"))
+	var got map[string]any
+	require.NoError(t, json.Unmarshal([]byte(body), &got))
+	c := decodeClaims(t, login)
+	require.Equal(t, map[string]any{
+		"active": true, "iss": "https://id.example.com/p/alpha", "sub": u.ID, "aud": "alpha",
+		"iat": c["iat"], "jti": c["jti"], "token_type": "user", "exp": c["exp"], "sid": sid,
+		"tags": []any{"admin"},
+	}, got)
+	require.Equal(t, "https://id.example.com/p/alpha", c["iss"], "minted with the issuer")
+
+	status, _, body = e.introspect("alpha", callerTok, form(keyTok), formType+"; charset=UTF-8")
+	require.Equal(t, http.StatusOK, status, body)
+	got = nil
+	require.NoError(t, json.Unmarshal([]byte(body), &got))
+	require.Equal(t, true, got["active"])
+	require.Equal(t, "api_key", got["token_type"])
+	require.Equal(t, key.ID, got["sub"])
+	require.NotContains(t, got, "exp")
+	require.NotContains(t, got, "sid")
+	require.NotContains(t, got, "tags")
+
+	// Everything not valid in this project right now is exactly
+	// {"active": false}.
+	require.NoError(t, e.ak.Revoke(ctx, "alpha", key.ID))
+	require.NoError(t, e.st.RevokeRefreshFamily(ctx, "alpha", sid, e.clock.Now()))
+	for name, tok := range map[string]string{
+		"revoked API key": keyTok, "ended session": login, "another project's key": betaKey,
+		"garbage": "not-a-token", "refresh token": "rt_" + strings.Repeat("A", 75),
+	} {
+		status, _, body := e.introspect("alpha", callerTok, form(tok), formType)
+		require.Equal(t, http.StatusOK, status, name)
+		require.JSONEq(t, `{"active":false}`, body, name)
+	}
+
+	// Introspecting is not a use of the key introspected.
+	k, err := e.st.GetAPIKey(ctx, "alpha", key.ID)
+	require.NoError(t, err)
+	require.True(t, k.LastUsedAt.IsZero())
+}
+
+func TestIntrospect_Caller(t *testing.T) {
+	e := newEnv(t, nil, "alpha", "beta")
+	_, callerTok := e.apiKey("alpha")
+	_, betaKey := e.apiKey("beta")
+	login := e.loginToken("alpha")
+
+	status, h, body := e.introspect("alpha", "", form(login), formType)
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Equal(t, "Bearer", h.Get("WWW-Authenticate"))
+	require.Contains(t, body, `"code":"invalid_token"`)
+	status, _, body = e.introspect("alpha", betaKey, form(login), formType)
+	require.Equal(t, http.StatusUnauthorized, status, "a key of another project")
+	require.Contains(t, body, `"code":"invalid_token"`)
+	status, _, body = e.introspect("alpha", login, form(login), formType)
+	require.Equal(t, http.StatusForbidden, status, "a login token may not introspect")
+	require.Contains(t, body, `"code":"forbidden"`)
+
+	for _, c := range []struct {
+		name, body, contentType string
+		status                  int
+		code                    string
+	}{
+		{"no token", "", formType, 400, "invalid_request"},
+		{"empty token", "token=", formType, 400, "invalid_request"},
+		{"token twice", "token=a&token=b", formType, 400, "invalid_request"},
+		{"json body", `{"token":"x"}`, "application/json", 415, "unsupported_media_type"},
+		{"latin1", "token=x", formType + "; charset=latin1", 415, "unsupported_media_type"},
+		{"bad form", "token=%zz", formType, 400, "invalid_request"},
+		{"too large", "token=" + strings.Repeat("x", 64<<10), formType, 413, "request_too_large"},
+	} {
+		status, _, body := e.introspect("alpha", callerTok, c.body, c.contentType)
+		require.Equal(t, c.status, status, c.name)
+		require.Contains(t, body, `"code":"`+c.code+`"`, c.name)
+	}
+}
+
+func TestDiscovery(t *testing.T) {
+	e := newEnv(t, nil, "alpha")
+	get := func() keys.Discovery {
+		t.Helper()
+		r := e.get("/p/alpha/.well-known/openid-configuration", "")
+		require.Equal(t, http.StatusOK, r.status)
+		raw, err := json.Marshal(r.body)
+		require.NoError(t, err)
+		var d keys.Discovery
+		require.NoError(t, json.Unmarshal(raw, &d))
+		return d
+	}
+	// No issuer: the base_url is the request's.
+	base := e.srv.URL + "/p/alpha"
+	require.Equal(t, keys.Discovery{
+		Issuer: base, JWKSURI: base + "/.well-known/jwks.json",
+		IntrospectionEndpoint: base + "/v1/identity/introspect", RevocationFeedEndpoint: base + "/v1/identity/revocations",
+		IDTokenSigningAlgValuesSupported: []string{"EdDSA"},
+	}, get())
+	e.issuerBase = "https://id.example.com"
+	d := get()
+	require.Equal(t, "https://id.example.com/p/alpha", d.Issuer)
+	require.Equal(t, "https://id.example.com/p/alpha/.well-known/jwks.json", d.JWKSURI)
+}

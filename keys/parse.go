@@ -1,0 +1,189 @@
+package keys
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Leeway bounds.
+const (
+	// DefaultLeeway is the clock skew allowed on exp, nbf and iat when an
+	// option leaves it zero.
+	DefaultLeeway = 30 * time.Second
+	// MaxLeeway is the largest clock skew allowed; larger values are
+	// lowered to it.
+	MaxLeeway = 60 * time.Second
+)
+
+// LeewayOf returns the leeway an option asks for: zero means
+// DefaultLeeway, a negative value none, and anything above MaxLeeway is
+// MaxLeeway.
+func LeewayOf(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return DefaultLeeway
+	case d < 0:
+		return 0
+	}
+	return min(d, MaxLeeway)
+}
+
+// KeyFunc returns the public key of the signing key kid. It refuses a kid
+// with an error made by [Refuse] (ErrWrongProject when kid names no key of
+// the project, ErrSigningKeyRetired when the key is retired), which Parse
+// returns as it is; any other error (the keys cannot be read) Parse returns
+// unchanged too, as a failure that is not a refusal.
+type KeyFunc func(kid string) (ed25519.PublicKey, error)
+
+// ParseOptions tunes [Parse]. A nil *ParseOptions and every zero field mean
+// the documented default.
+type ParseOptions struct {
+	// Now returns the current time. Nil means time.Now.
+	Now func() time.Time
+	// Leeway is the clock skew allowed on exp, nbf and iat. Zero means
+	// DefaultLeeway; a negative value none; at most MaxLeeway.
+	Leeway time.Duration
+	// Issuer, when not "", is the only iss accepted. Latchkey's own
+	// servers leave it empty (a deployment may be reachable under several
+	// names and binds tokens to a project by aud and its keys); a verifier
+	// elsewhere sets it to the discovery document's issuer.
+	Issuer string
+}
+
+// allowedHeader lists the JOSE header members a Latchkey token may carry.
+// Anything else (zip, b64, crit, p2c, jku, jwk, x5u, x5c, ...) is refused:
+// a verifier must not accept what it does not understand (RFC 8725 §3.1).
+var allowedHeader = map[string]bool{"alg": true, "typ": true, "kid": true}
+
+// Parse verifies token as a Latchkey token of the project audience and
+// returns its claims. It checks, in this order:
+//
+//   - the token is at most MaxTokenBytes, three strictly base64url-encoded
+//     parts;
+//   - its header has only the members alg, typ and kid; alg is EdDSA, typ
+//     is JWT and kid is "sk_..."; key(kid) gives the public key;
+//   - the Ed25519 signature verifies under that key;
+//   - the claims have Latchkey's shape (see [Claims]): sub "usr_..." with
+//     exp at most LoginTokenTTL after iat, or "key_..." without exp; iat
+//     and jti present;
+//   - aud is exactly audience (else ErrWrongProject), and iss is
+//     opts.Issuer when that is set;
+//   - exp has not passed, and nbf and iat are not in the future, each give
+//     or take the leeway.
+//
+// A refusal matches ErrInvalidToken and one reason (ErrTokenMalformed,
+// ErrTokenExpired, ErrWrongProject, or what key returned); an error of key
+// that is not a refusal is returned unchanged. Revocations (API keys,
+// sessions) are not Parse's business: a Verifier checks them after.
+func Parse(token, audience string, key KeyFunc, opts *ParseOptions) (*Claims, error) {
+	var o ParseOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	c, err := parseSigned(token, key)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.check(audience, o.Issuer, o.Now(), LeewayOf(o.Leeway)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// check makes the checks of Parse that follow the signature.
+func (c *Claims) check(audience, issuer string, now time.Time, leeway time.Duration) error {
+	if err := c.checkShape(); err != nil {
+		return err
+	}
+	if c.Audience != audience {
+		return wrongProject("wrong audience")
+	}
+	if issuer != "" && c.Issuer != issuer {
+		return wrongProject("wrong issuer")
+	}
+	return c.CheckTime(now, leeway)
+}
+
+// parser decodes tokens and checks their signature; the claims are checked
+// by Claims.check, so that a cached token is checked by the same code.
+var parser = jwt.NewParser(
+	jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
+	jwt.WithStrictDecoding(),
+	jwt.WithoutClaimsValidation(),
+)
+
+// parseSigned decodes token, checks its header with key and its signature,
+// and returns its claims unchecked.
+func parseSigned(token string, key KeyFunc) (*Claims, error) {
+	if token == "" {
+		return nil, malformed("empty token")
+	}
+	if len(token) > MaxTokenBytes {
+		return nil, malformed("token too large")
+	}
+	wc := new(wireClaims)
+	var kid string
+	_, err := parser.ParseWithClaims(token, wc, func(t *jwt.Token) (any, error) {
+		for name := range t.Header {
+			if !allowedHeader[name] {
+				return nil, malformed("header member not allowed")
+			}
+		}
+		// golang-jwt has already refused any alg but EdDSA
+		// (WithValidMethods); checking again costs nothing.
+		if t.Method != jwt.SigningMethodEdDSA {
+			return nil, malformed("algorithm not EdDSA")
+		}
+		if typ, ok := t.Header["typ"].(string); !ok || !strings.EqualFold(typ, "JWT") {
+			return nil, malformed("typ not JWT")
+		}
+		k, ok := t.Header["kid"].(string)
+		if !ok || !strings.HasPrefix(k, kidPrefix) || len(k) > maxKidLen {
+			return nil, malformed("bad kid")
+		}
+		pub, err := key(k)
+		if err != nil {
+			if errors.Is(err, ErrInvalidToken) {
+				return nil, err
+			}
+			return nil, &storeError{err}
+		}
+		kid = k
+		return pub, nil
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	return wc.claims(kid)
+}
+
+// classify turns a golang-jwt error (or one of ours wrapped in it) into a
+// refusal, or passes on a failure of the key function.
+func classify(err error) error {
+	var se *storeError
+	if errors.As(err, &se) {
+		return se.err
+	}
+	var te *tokenError
+	if errors.As(err, &te) {
+		return te
+	}
+	switch {
+	case errors.Is(err, jwt.ErrEd25519Verification):
+		return malformed("bad signature")
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		// Any other signature failure is golang-jwt refusing an alg
+		// outside WithValidMethods (or a key of the wrong type for it).
+		return malformed("algorithm not allowed")
+	case errors.Is(err, jwt.ErrTokenUnverifiable):
+		return malformed("unverifiable")
+	}
+	return malformed("malformed")
+}

@@ -1,0 +1,81 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/keys"
+)
+
+// Middleware returns a handler that admits only requests bearing a token
+// [Verifier.Verify] accepts, and calls next with its claims in the request
+// context (read them with [ClaimsFromContext]). It answers as Latchkey's
+// own middleware does, in RFC 9457 problem+json:
+//
+//   - no bearer token: 401 invalid_token with "WWW-Authenticate: Bearer";
+//   - a malformed or refused token: 401 invalid_token with
+//     `WWW-Authenticate: Bearer error="invalid_token"` (RFC 6750);
+//   - while the verifier fails closed (ErrStale) or after Close: 503
+//     unavailable with Retry-After.
+//
+// The token is read only from the Authorization header, "Bearer" in any
+// case followed by one space and the token; never from the query string or
+// a form body. Refusals are logged at Info with a reason, never the token.
+func (v *Verifier) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, presented, reason := keys.BearerToken(r.Header)
+		if reason != "" {
+			v.unauthorized(w, r, presented, reason)
+			return
+		}
+		c, err := v.Verify(r.Context(), token)
+		switch {
+		case err == nil:
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), claimsKey{}, c)))
+		case errors.Is(err, keys.ErrInvalidToken):
+			v.unauthorized(w, r, true, ReasonOf(err))
+		case errors.Is(err, ErrStale), errors.Is(err, ErrClosed):
+			// Logged once per stale spell by Verify, not per request.
+			httpapi.WriteError(w, r, nil, httpapi.New(httpapi.CodeUnavailable,
+				"Tokens cannot be verified now: the identity service's revocations are out of reach. Retry the request later.").
+				WithHeader("Retry-After", v.retryAfter()))
+		default:
+			httpapi.WriteError(w, r, v.logger, err)
+		}
+	})
+}
+
+// retryAfter is the Retry-After of a 503: the longest pause between two
+// reads of the feed, in whole seconds, at least 1.
+func (v *Verifier) retryAfter() string {
+	return strconv.Itoa(int(max(time.Second, v.maxBackoff+time.Second-1) / time.Second))
+}
+
+// unauthorized logs an authentication failure and answers 401 with the
+// RFC 6750 challenge.
+func (v *Verifier) unauthorized(w http.ResponseWriter, r *http.Request, presented bool, reason string) {
+	v.logger.InfoContext(r.Context(), "authentication failed",
+		"project", v.project, "method", r.Method, "path", r.URL.Path, "reason", reason)
+	var e *httpapi.Error
+	if presented {
+		e = httpapi.New(httpapi.CodeInvalidToken, "The bearer token is malformed, expired, revoked or not valid for this project.").
+			WithHeader("WWW-Authenticate", `Bearer error="invalid_token"`)
+	} else {
+		e = httpapi.New(httpapi.CodeInvalidToken, "This endpoint needs an Authorization: Bearer token.").
+			WithHeader("WWW-Authenticate", "Bearer")
+	}
+	httpapi.WriteError(w, r, v.logger, e)
+}
+
+type claimsKey struct{}
+
+// ClaimsFromContext returns the claims [Verifier.Middleware] stored in ctx,
+// and whether there were any. They are shared and must not be modified.
+func ClaimsFromContext(ctx context.Context) (*keys.Claims, bool) {
+	c, ok := ctx.Value(claimsKey{}).(*keys.Claims)
+	return c, ok
+}

@@ -1,0 +1,120 @@
+package latchkey
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/keys"
+	"github.com/latchkey-dev/latchkey/openapi"
+)
+
+// Paths served for each project, relative to its base_url.
+const (
+	PathLogin       = "/v1/identity/login"
+	PathRefresh     = "/v1/identity/refresh"
+	PathLogout      = "/v1/identity/logout"
+	PathIntrospect  = "/v1/identity/introspect"
+	PathRevocations = "/v1/identity/revocations"
+	PathContacts    = "/v1/contacts"
+	PathJWKS        = "/.well-known/jwks.json"
+	PathDiscovery   = "/.well-known/openid-configuration"
+	PathConsole     = "/console/"
+)
+
+// parts are the handlers the routing table mounts that Latchkey does not
+// keep for itself.
+type parts struct {
+	identity *identity.Handler
+	contacts http.Handler
+}
+
+// route is one entry of the routing table: a ServeMux pattern and its
+// handler.
+type route struct {
+	pattern string
+	handler http.Handler
+}
+
+// routes is the routing table: every path of a project, declared once. A
+// "GET" pattern serves HEAD too. Handlers never check their own path or
+// method; requests no pattern matches are answered by [Latchkey.noRoute]
+// from this table.
+func (l *Latchkey) routes(p parts) []route {
+	v, kr := l.verifier, l.keyring
+	public := httpapi.AllowAnyOrigin
+	rs := []route{
+		{"POST " + PathLogin, p.identity.Login()},
+		{"POST " + PathRefresh, p.identity.Refresh()},
+		{"POST " + PathLogout, p.identity.Logout()},
+		{"POST " + PathIntrospect, v.APIKeyOnly(v.IntrospectHandler(kr.Issuer))},
+		{"GET " + PathRevocations, v.APIKeyOnly(l.feed)},
+		{"GET " + PathContacts, v.Middleware(p.contacts)},
+		{"GET " + PathJWKS, public(kr.JWKSHandler())},
+		{"OPTIONS " + PathJWKS, httpapi.Preflight("GET, HEAD, OPTIONS")},
+		{"GET " + PathDiscovery, public(kr.DiscoveryHandler(keys.Endpoints{
+			Discovery:     PathDiscovery,
+			JWKS:          PathJWKS,
+			Introspection: PathIntrospect,
+			Revocations:   PathRevocations,
+		}))},
+		{"OPTIONS " + PathDiscovery, httpapi.Preflight("GET, HEAD, OPTIONS")},
+		{"GET " + openapi.Path, public(openapi.NewHandler(kr.Issuer, &openapi.Options{Logger: l.logger}))},
+		{"OPTIONS " + openapi.Path, httpapi.Preflight("GET, HEAD, OPTIONS")},
+	}
+	if l.consoleUI != nil {
+		rs = append(rs,
+			// Every method: the console answers its own pages, and the
+			// path without its slash is redirected to it.
+			route{PathConsole, l.consoleUI},
+			route{strings.TrimSuffix(PathConsole, "/"), consoleRedirect()},
+		)
+	}
+	return rs
+}
+
+// consoleRedirect answers {base_url}/console with a redirect to the console.
+func consoleRedirect() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Relative, so that it is right under any base_url prefix.
+		w.Header().Set("Location", "console/")
+		w.WriteHeader(http.StatusMovedPermanently)
+	})
+}
+
+// newMux registers the routes on a ServeMux, and returns it with the
+// methods served at each fixed path, for the Allow header of a 405.
+func newMux(rs []route) (*http.ServeMux, map[string]string) {
+	mux := http.NewServeMux()
+	methods := map[string][]string{}
+	for _, r := range rs {
+		mux.Handle(r.pattern, r.handler)
+		method, path, ok := strings.Cut(r.pattern, " ")
+		if !ok {
+			continue // a subtree that serves every method
+		}
+		methods[path] = append(methods[path], method)
+		if method == http.MethodGet {
+			methods[path] = append(methods[path], http.MethodHead)
+		}
+	}
+	allow := make(map[string]string, len(methods))
+	for path, ms := range methods {
+		slices.Sort(ms)
+		allow[path] = strings.Join(ms, ", ")
+	}
+	return mux, allow
+}
+
+// noRoute answers a request no pattern of the routing table matches: 405
+// method_not_allowed with Allow when its path is served for other methods,
+// else 404 not_found, both as problem+json.
+func (l *Latchkey) noRoute(w http.ResponseWriter, r *http.Request) {
+	if allow, ok := l.allow[r.URL.Path]; ok {
+		httpapi.MethodNotAllowed(w, allow)
+		return
+	}
+	httpapi.NotFound().ServeHTTP(w, r)
+}

@@ -1,0 +1,227 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Every statement and transaction of the store runs through [Store.run] or
+// [Store.inTx], which retry it when that is safe:
+//
+//   - A serialization failure or deadlock (40001, 40P01) rolled the
+//     statement or transaction back: it runs again, up to maxAttempts times
+//     in all, after a jittered, growing pause. PostgreSQL under
+//     SERIALIZABLE and the PostgreSQL-compatible distributed databases
+//     return them under contention, for single statements too.
+//   - A lost connection: a read runs again once, on another connection. A
+//     write runs again once only when the failure proves that nothing
+//     reached the server (no connection could be had, or pgconn failed
+//     before writing), and a transaction runs again once when the failure
+//     came before its COMMIT was sent (the server rolls back a transaction
+//     whose connection is lost).
+//
+// When the outcome of a write cannot be known (its statement or COMMIT was
+// sent and the connection broke before the answer came), the call returns an
+// error that does not match store.ErrUnavailable, which promises that
+// nothing changed.
+
+// Retry bounds.
+const (
+	// maxAttempts bounds how often a statement or transaction that fails
+	// with a serialization failure or deadlock is run, in all. Under
+	// PostgreSQL's SERIALIZABLE, transactions that lock one hot row (a
+	// project's contact or feed position) succeed one per round: every
+	// waiter fails when the holder commits, because its snapshot is older
+	// than the holder's change. A writer may lose many rounds in a row;
+	// the bound is set so that eight writers on one project (the
+	// conformance suite's contention cases) do not exhaust it, while the
+	// pauses stay under about 1.2 s in all.
+	maxAttempts = 30
+	// backoffBase and backoffCap shape the pause before attempt n+1: a
+	// random duration below min(backoffCap, backoffBase << n).
+	backoffBase = 500 * time.Microsecond
+	backoffCap  = 50 * time.Millisecond
+)
+
+// querier is what a statement runs on: a connection of the pool or a
+// transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// access says whether a call changes the database.
+type access bool
+
+const (
+	reads  access = false
+	writes access = true
+)
+
+// read runs fn, which only reads, on a connection of the pool, retrying as
+// described above, and returns its error translated for op.
+func (s *Store) read(ctx context.Context, op string, fn func(q querier) error) error {
+	return s.run(ctx, op, reads, fn)
+}
+
+// write runs fn, which runs one statement that writes (committed on its
+// own), on a connection of the pool, retrying as described above, and
+// returns its error translated for op.
+func (s *Store) write(ctx context.Context, op string, fn func(q querier) error) error {
+	return s.run(ctx, op, writes, fn)
+}
+
+// run runs fn on a connection of the pool. fn must not keep state across
+// calls: it may run several times.
+func (s *Store) run(ctx context.Context, op string, a access, fn func(q querier) error) error {
+	retried := false
+	for attempt := 0; ; attempt++ {
+		err := s.once(ctx, fn)
+		if err == nil {
+			return nil
+		}
+		switch {
+		case ctx.Err() != nil:
+		case serializationFailure(err) && attempt+1 < maxAttempts:
+			if s.pause(ctx, attempt) {
+				continue
+			}
+		case connectionLost(err) && !retried && (a == reads || notSent(err)):
+			retried = true
+			continue
+		}
+		if a == writes && outcomeUnknown(err) {
+			return inDoubt(op, err)
+		}
+		return translate(op, err)
+	}
+}
+
+// once acquires a connection, runs fn on it and releases it.
+func (s *Store) once(ctx context.Context, fn func(q querier) error) error {
+	conn, err := s.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	return fn(conn)
+}
+
+// inTx runs fn in a transaction and commits it if fn returns nil, retrying
+// as described above; it returns the error translated for op. fn must not
+// keep state across calls: it may run several times.
+func (s *Store) inTx(ctx context.Context, op string, fn func(tx pgx.Tx) error) error {
+	retried := false
+	for attempt := 0; ; attempt++ {
+		err, committing := s.txOnce(ctx, fn)
+		if err == nil {
+			return nil
+		}
+		sent := committing && !notSent(err)
+		switch {
+		case ctx.Err() != nil:
+		case serializationFailure(err) && attempt+1 < maxAttempts:
+			// A serialization failure, even at COMMIT, rolled back.
+			if s.pause(ctx, attempt) {
+				continue
+			}
+		case connectionLost(err) && !retried && !sent:
+			retried = true
+			continue
+		}
+		if committing && outcomeUnknown(err) {
+			return inDoubt(op, err)
+		}
+		return translate(op, err)
+	}
+}
+
+// txOnce runs fn in one transaction. committing reports that the error came
+// from the COMMIT.
+func (s *Store) txOnce(ctx context.Context, fn func(tx pgx.Tx) error) (err error, committing bool) {
+	conn, err := s.acquire(ctx)
+	if err != nil {
+		return err, false
+	}
+	defer conn.Release()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err, false
+	}
+	if err := fn(tx); err != nil {
+		// A failed rollback leaves the connection broken; pgx closes it.
+		_ = tx.Rollback(ctx)
+		return err, false
+	}
+	return tx.Commit(ctx), true
+}
+
+// acquire returns a connection of the pool, waiting at most
+// Options.AcquireTimeout for one. The pool checks a connection before
+// handing it out (see idleConnOK).
+func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+	if s.closed.Load() {
+		return nil, errClosed
+	}
+	actx := ctx
+	if s.acquireTimeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, s.acquireTimeout)
+		defer cancel()
+	}
+	conn, err := s.pool.Acquire(actx)
+	switch {
+	case err == nil:
+		return conn, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case s.closed.Load():
+		return nil, errClosed
+	case actx.Err() != nil:
+		// Do not wrap the timeout's context.DeadlineExceeded: the
+		// caller's context did not end.
+		return nil, newAcquireError(fmt.Errorf("none within %s", s.acquireTimeout))
+	}
+	return nil, newAcquireError(err)
+}
+
+// pause sleeps before attempt+1 and reports whether ctx is still live.
+func (s *Store) pause(ctx context.Context, attempt int) bool {
+	limit := min(backoffCap, backoffBase<<min(attempt, 16))
+	t := time.NewTimer(rand.N(limit) + 1)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// outcomeUnknown reports whether err, the error of a statement that writes
+// or of a COMMIT, leaves unknown whether it was applied: the connection broke
+// after the statement was sent and before the server answered. An error the
+// server reported (even one ending the connection, such as 57P01) means that
+// the statement failed.
+func outcomeUnknown(err error) bool {
+	var pgErr *pgconn.PgError
+	return connectionLost(err) && !notSent(err) && !errors.As(err, &pgErr)
+}
+
+// errOutcomeUnknown marks the error of a write whose statement or COMMIT
+// reached the server before the connection broke: it may or may not have
+// been applied, so the error does not match store.ErrUnavailable.
+var errOutcomeUnknown = errors.New("the connection failed after the write was sent; it may or may not have been applied")
+
+// inDoubt returns the error of a write whose outcome is unknown.
+func inDoubt(op string, err error) error {
+	return fmt.Errorf("postgres: %s: %w: %w", op, errOutcomeUnknown, err)
+}

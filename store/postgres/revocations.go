@@ -1,0 +1,111 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/latchkey-dev/latchkey/paginate"
+	"github.com/latchkey-dev/latchkey/store"
+)
+
+const (
+	// lockFeedSQL locks the project row for the rest of the revoking
+	// transaction and reads the floor of its feed. Every revoking
+	// transaction of the project takes this lock before adding its item,
+	// so the items of one project are placed, and commit, one after the
+	// other in position order, whichever instance adds them: a reader that
+	// has seen an item never later sees an item placed before it. FOR NO
+	// KEY UPDATE does not block the foreign-key checks of other writes to
+	// the project.
+	lockFeedSQL = `SELECT revocations_last_at, revocations_last_id
+	FROM projects WHERE id = $1 FOR NO KEY UPDATE`
+	// addRevocationSQL inserts the item, raises the floor to it, and
+	// queues the notification that the watchers of every instance receive
+	// when the transaction commits (see watch.go).
+	addRevocationSQL = `WITH item AS (
+	  INSERT INTO revocations (project_id, id, kind, subject, revoked_at) VALUES ($1, $2, $3, $4, $5)
+	), floor AS (
+	  UPDATE projects SET revocations_last_at = $5, revocations_last_id = $2 WHERE id = $1
+	)
+	SELECT pg_notify('` + revocationChannel + `', $1)`
+
+	listRevocationsFirstSQL = `SELECT id, kind, subject, revoked_at FROM revocations
+	WHERE project_id = $1
+	ORDER BY revoked_at, id LIMIT $2`
+	listRevocationsAfterSQL = `SELECT id, kind, subject, revoked_at FROM revocations
+	WHERE project_id = $1 AND (revoked_at, id) > ($2, $3)
+	ORDER BY revoked_at, id LIMIT $4`
+
+	pruneSessionRevocationsSQL = `DELETE FROM revocations
+	WHERE kind = '` + string(store.RevokedSession) + `' AND revoked_at < $1`
+)
+
+// addRevocation adds one item to the project's feed within tx, the revoking
+// transaction: it locks the project row, places the item at at raised past
+// the floor (see mark.place), and queues the notification. pgx.ErrNoRows
+// means that the project does not exist.
+func addRevocation(ctx context.Context, tx pgx.Tx, projectID string, kind store.RevocationKind, subject string, at time.Time) error {
+	m, err := lockFeed(ctx, tx, projectID)
+	if err != nil {
+		return err
+	}
+	return insertRevocation(ctx, tx, m, projectID, kind, subject, at)
+}
+
+// lockFeed locks the project row for the rest of tx and returns the floor
+// of its feed.
+func lockFeed(ctx context.Context, tx pgx.Tx, projectID string) (mark, error) {
+	var at pgtype.Timestamptz
+	var id pgtype.Text
+	if err := tx.QueryRow(ctx, lockFeedSQL, projectID).Scan(&at, &id); err != nil {
+		return mark{}, err
+	}
+	return markOf(at, id), nil
+}
+
+// insertRevocation adds the item after m, the floor lockFeed returned in
+// the same transaction.
+func insertRevocation(ctx context.Context, tx pgx.Tx, m mark, projectID string, kind store.RevocationKind, subject string, at time.Time) error {
+	id := store.NewID(store.PrefixRevocation)
+	_, err := tx.Exec(ctx, addRevocationSQL, projectID, id, string(kind), subject, m.place(ts(at), id))
+	return err
+}
+
+// ListRevocations returns at most req.Limit revocations of the project that
+// sort strictly after req.After, in ascending (RevokedAt, ID) order with ids
+// compared byte by byte, and whether more follow: a keyset query on
+// revocations_keyset. An unknown project lists as empty.
+func (s *Store) ListRevocations(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Revocation], error) {
+	const op = "list revocations"
+	if err := checkList(projectID, req); err != nil {
+		return paginate.Page[store.Revocation]{}, wrapCheck(op, err)
+	}
+	limit, fetch := pageSize(req)
+	sql, args := listRevocationsFirstSQL, []any{projectID, fetch}
+	if !req.After.IsZero() {
+		sql, args = listRevocationsAfterSQL, []any{projectID, ts(req.After.CreatedAt), req.After.ID, fetch}
+	}
+	return listPage(ctx, s, op, limit, sql, args, func(rows pgx.Rows) (store.Revocation, error) {
+		r := store.Revocation{ProjectID: projectID}
+		var kind string
+		err := rows.Scan(&r.ID, &kind, &r.Subject, &r.RevokedAt)
+		r.Kind = store.RevocationKind(kind)
+		r.RevokedAt = r.RevokedAt.UTC()
+		return r, err
+	})
+}
+
+// PruneSessionRevocations deletes every revocation of kind
+// store.RevokedSession, of every project, whose RevokedAt is before before,
+// in one statement, and returns how many it deleted. The feed's floor stays,
+// so later items still sort after the pruned ones.
+func (s *Store) PruneSessionRevocations(ctx context.Context, before time.Time) (int, error) {
+	const op = "prune session revocations"
+	if err := store.CheckTime("before", before); err != nil {
+		return 0, wrapCheck(op, err)
+	}
+	return s.execCount(ctx, op, pruneSessionRevocationsSQL, ts(before))
+}

@@ -1,0 +1,169 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-dev/latchkey/paginate"
+	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
+)
+
+// TestTranslate_Codes checks the mapping of PostgreSQL errors and connection
+// failures to the store's sentinels.
+func TestTranslate_Codes(t *testing.T) {
+	pg := func(code string) error { return fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: code}) }
+	for _, tc := range []struct {
+		err  error
+		want error // nil: none of the sentinels
+	}{
+		{pg("23505"), store.ErrConflict},
+		{pg("23503"), store.ErrNotFound},
+		{pg("22021"), store.ErrInvalid},
+		{pg("22008"), store.ErrInvalid},
+		{pg("54000"), store.ErrInvalid},
+		{pg("08006"), store.ErrUnavailable}, // connection failure
+		{pg("08001"), store.ErrUnavailable}, // unable to connect
+		{pg("57P01"), store.ErrUnavailable}, // admin shutdown
+		{pg("57P02"), store.ErrUnavailable}, // crash shutdown
+		{pg("57P03"), store.ErrUnavailable}, // cannot connect now
+		{pg("53100"), store.ErrUnavailable}, // disk full
+		{pg("53200"), store.ErrUnavailable}, // out of memory
+		{pg("53300"), store.ErrUnavailable}, // too many connections
+		{pg("40001"), store.ErrUnavailable}, // serialization failure, retries exhausted
+		{pg("40P01"), store.ErrUnavailable}, // deadlock, retries exhausted
+		{pg("57014"), store.ErrUnavailable}, // statement_timeout
+		{pg("55P03"), store.ErrUnavailable}, // lock_timeout
+		{pg("XX000"), nil},
+		{pg("42P01"), nil},
+		{io.EOF, store.ErrUnavailable},
+		{io.ErrUnexpectedEOF, store.ErrUnavailable},
+		{fmt.Errorf("read: %w", syscall.ECONNRESET), store.ErrUnavailable},
+		{&pgconn.ConnectError{}, store.ErrUnavailable},
+		{&acquireError{errors.New("dial tcp: connection refused")}, store.ErrUnavailable},
+		{context.Canceled, nil},
+		{context.DeadlineExceeded, nil},
+		{errors.New("something else"), nil},
+	} {
+		got := translate("op", tc.err)
+		for _, s := range []error{store.ErrConflict, store.ErrNotFound, store.ErrInvalid, store.ErrUnavailable} {
+			assert.Equal(t, s == tc.want, errors.Is(got, s), "translate(%v) = %v: matches %v", tc.err, got, s)
+		}
+		if tc.want == nil || tc.want == store.ErrUnavailable {
+			assert.ErrorIs(t, got, tc.err, "translate(%v) keeps its cause", tc.err)
+		}
+		if tc.want == nil {
+			assert.False(t, isStoreError(got), "translate(%v) = %v", tc.err, got)
+		}
+	}
+	assert.NoError(t, translate("op", nil))
+	already := fmt.Errorf("x: %w", store.ErrDisabled)
+	assert.Same(t, already, translate("op", already), "a store error is returned as it is")
+}
+
+// TestOutcomeUnknown checks which failures of a write leave its outcome
+// unknown: a broken connection after sending, not one before sending, and not
+// an error the server reported.
+func TestOutcomeUnknown(t *testing.T) {
+	assert.True(t, outcomeUnknown(io.ErrUnexpectedEOF))
+	assert.True(t, outcomeUnknown(fmt.Errorf("x: %w", syscall.ECONNRESET)))
+	assert.False(t, outcomeUnknown(&acquireError{io.EOF}), "no connection, nothing sent")
+	assert.False(t, outcomeUnknown(&pgconn.PgError{Code: "57P01"}), "the server reported the failure")
+	assert.False(t, outcomeUnknown(&pgconn.PgError{Code: "23505"}))
+	assert.False(t, outcomeUnknown(context.Canceled))
+}
+
+// TestUnavailable_Unreachable checks that a database that cannot be reached
+// gives store.ErrUnavailable for reads and writes, that a write that gives
+// it changed nothing, that waiting for a connection is bounded by
+// AcquireTimeout (and is not reported as the caller's deadline), and that the
+// store works again once the database is back.
+func TestUnavailable_Unreachable(t *testing.T) {
+	ctx := context.Background()
+	dbURL := pgtest.NewDatabase(t)
+	px, viaProxy := newProxy(t, dbURL)
+	s, err := Open(ctx, viaProxy, &Options{Logger: slog.New(slog.DiscardHandler), AcquireTimeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: it0}))
+
+	for _, blackhole := range []bool{false, true} {
+		px.cut(blackhole)
+		_, err = s.GetProject(ctx, "p")
+		assert.ErrorIs(t, err, store.ErrUnavailable, "read, blackhole %v", blackhole)
+		assert.NotErrorIs(t, err, context.DeadlineExceeded, "read, blackhole %v", blackhole)
+		_, err = s.CreateContact(ctx, store.Contact{ID: "ct_1", ProjectID: "p", Name: "n", CreatedAt: it0})
+		assert.ErrorIs(t, err, store.ErrUnavailable, "transaction, blackhole %v", blackhole)
+		assert.ErrorIs(t, s.CreateProject(ctx, store.Project{ID: "q", CreatedAt: it0}), store.ErrUnavailable, "statement, blackhole %v", blackhole)
+		px.restore()
+
+		// Connections being made when the proxy was cut end within
+		// AcquireTimeout (the connect timeout here): the store recovers.
+		require.Eventually(t, func() bool {
+			_, err := s.GetProject(ctx, "p")
+			return err == nil
+		}, 10*time.Second, 50*time.Millisecond, "the store works again, blackhole %v", blackhole)
+		_, err = s.GetProject(ctx, "q")
+		assert.ErrorIs(t, err, store.ErrNotFound, "the write that gave ErrUnavailable changed nothing")
+		page, err := s.ListContacts(ctx, "p", paginate.Request{Limit: 10})
+		require.NoError(t, err)
+		assert.Empty(t, page.Items, "the transaction that gave ErrUnavailable changed nothing")
+	}
+}
+
+// TestUnavailable_LostAnswer cuts the connection right after a statement is
+// sent: a read is run again on another connection and succeeds; a
+// transaction whose COMMIT was not sent yet is run again and applied once;
+// a single write whose answer is lost is not run again, and its error says
+// the outcome is unknown rather than store.ErrUnavailable (which would
+// promise that nothing changed: here the write was applied).
+func TestUnavailable_LostAnswer(t *testing.T) {
+	ctx := context.Background()
+	dbURL := pgtest.NewDatabase(t)
+	px, viaProxy := newProxy(t, dbURL)
+	s, err := Open(ctx, viaProxy, &Options{Logger: slog.New(slog.DiscardHandler), MaxConns: 1})
+	require.NoError(t, err)
+	defer s.Close()
+	// Prepare each statement on the connection first, so that the cut
+	// message is the execution itself.
+	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: it0}))
+	_, err = s.GetProject(ctx, "p")
+	require.NoError(t, err)
+
+	px.cutAfterNextMessage()
+	got, err := s.GetProject(ctx, "p")
+	require.NoError(t, err, "a read is retried")
+	assert.Equal(t, "p", got.ID)
+
+	px.cutAfterNextMessage() // the BEGIN
+	_, err = s.CreateContact(ctx, store.Contact{ID: "ct_1", ProjectID: "p", Name: "n", CreatedAt: it0})
+	require.NoError(t, err, "a transaction cut before its COMMIT is retried")
+	page, err := s.ListContacts(ctx, "p", paginate.Request{Limit: 10})
+	require.NoError(t, err)
+	assert.Len(t, page.Items, 1, "and applied once")
+
+	// The cuts above replaced the connection: prepare the statement on
+	// this one.
+	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "warm", CreatedAt: it0}))
+	px.cutAfterNextMessage()
+	err = s.CreateProject(ctx, store.Project{ID: "q", CreatedAt: it0})
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, store.ErrUnavailable, "the write was sent: its outcome is unknown")
+	assert.ErrorIs(t, err, errOutcomeUnknown)
+	// The client learnt nothing; the server applies the write on its own
+	// time.
+	assert.Eventually(t, func() bool {
+		_, err := s.GetProject(ctx, "q")
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond, "here it was applied")
+}

@@ -1,0 +1,41 @@
+package postgres
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestPrefixEnd checks the range bound ListUsers uses: every string starting
+// with the prefix sorts below it, byte by byte, and it is the least such
+// string for the cases where that is easy to state.
+func TestPrefixEnd(t *testing.T) {
+	for _, tc := range []struct {
+		prefix, want string
+		ok           bool
+	}{
+		{"a", "b", true},
+		{"ann", "ano", true},
+		{"a\x7f", "a\u0080", true},
+		{"zo\u00e9", "zo\u00ea", true},
+		{"x\ud7ff", "x\ue000", true}, // skips the surrogates
+		{"x\U0010FFFF", "y", true},
+		{"x\U0010FFFF\U0010FFFF", "y", true},
+		{"\U0010FFFF", "", false},
+	} {
+		got, ok := prefixEnd(tc.prefix)
+		assert.Equal(t, tc.ok, ok, "%q", tc.prefix)
+		assert.Equal(t, tc.want, got, "%q", tc.prefix)
+		if !ok {
+			continue
+		}
+		assert.True(t, utf8.ValidString(got), "%q: valid UTF-8", tc.prefix)
+		for _, tail := range []string{"", "\x00", "@example.com", "\U0010FFFF\U0010FFFF", "\uffff"} {
+			s := tc.prefix + tail
+			assert.True(t, tc.prefix <= s && s < got, "%q <= %q < %q", tc.prefix, s, got)
+		}
+		assert.False(t, strings.HasPrefix(got, tc.prefix), "%q does not start with %q", got, tc.prefix)
+	}
+}

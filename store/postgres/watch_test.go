@@ -1,0 +1,230 @@
+package postgres
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
+)
+
+// closedWithin reports whether ch closes within d.
+func closedWithin(ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// quietFor is how long a test expects a watching channel of a healthy
+// watcher to stay open without a revocation: longer than
+// store.MaxWatchDelay, so that a watcher that woke on a timer would show.
+const quietFor = 3 * maxWatchDelay
+
+// waitWatchIdle waits until the watcher of s has no goroutine.
+func waitWatchIdle(t *testing.T, s *Store) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		s.watch.mu.Lock()
+		defer s.watch.mu.Unlock()
+		return s.watch.state == watchIdle
+	}, 5*time.Second, time.Millisecond, "the watcher's goroutine ends")
+}
+
+// TestWatch_EveryRevocationWakes checks that each revoking write, made
+// through another Store (another instance), wakes a watcher of the first,
+// that the watcher does not wake without one, and that a revocation in
+// another database does not wake it.
+func TestWatch_EveryRevocationWakes(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	a, b := openInternal(t, url), openInternal(t, url)
+	other := openInternal(t, pgtest.NewDatabase(t))
+	u := seedUser(t, b, "p")
+	ou := seedUser(t, other, "p")
+	fams := []store.RefreshFamily{seedFamily(t, b, u), seedFamily(t, b, u)}
+	ofam := seedFamily(t, other, ou)
+	require.NoError(t, b.CreateAPIKey(ctx, store.APIKey{ID: "key_1", ProjectID: "p", Name: "k", CreatedAt: it0}))
+	for _, id := range []string{"sk_1", "sk_2"} {
+		require.NoError(t, b.CreateSigningKey(ctx, store.SigningKey{ID: id, ProjectID: "p", PublicKey: make([]byte, 32),
+			EncryptedPrivateKey: []byte{1}, CreatedAt: it0.Add(time.Duration(len(id)) * time.Second)}))
+	}
+	at := it0.Add(time.Minute)
+	rotate := store.RotateParams{Now: at, TTL: time.Hour}
+
+	for _, rev := range []struct {
+		name string
+		fn   func() error
+	}{
+		{"revoke api key", func() error { return b.RevokeAPIKey(ctx, "p", "key_1", at) }},
+		{"retire signing key", func() error { return b.RetireSigningKey(ctx, "p", "sk_1", at) }},
+		{"revoke refresh family", func() error { return b.RevokeRefreshFamily(ctx, "p", fams[0].ID, at) }},
+		{"replayed refresh token", func() error {
+			if _, err := b.RotateRefresh(ctx, "p", fams[1].ID, 0, rotate); err != nil {
+				return err
+			}
+			_, err := b.RotateRefresh(ctx, "p", fams[1].ID, 0, rotate)
+			if !assert.ErrorIs(t, err, store.ErrReplayed) {
+				return err
+			}
+			return nil
+		}},
+		{"disable user", func() error { return b.DisableUser(ctx, "p", u.ID, at) }},
+	} {
+		ch := a.WatchRevocations(ctx)
+		assert.False(t, closedWithin(ch, quietFor), "%s: woke before any revocation", rev.name)
+		require.NoError(t, other.RevokeRefreshFamily(ctx, "p", ofam.ID, at), "a revocation in another database")
+		assert.False(t, closedWithin(ch, quietFor), "%s: woke for another database", rev.name)
+		require.NoError(t, rev.fn(), rev.name)
+		assert.True(t, closedWithin(ch, 5*time.Second), "%s: did not wake", rev.name)
+		ofam = seedFamily(t, other, ou)
+	}
+}
+
+// TestWatch_FirstCallListens checks the start of a watcher: a revocation
+// committed right after the first WatchRevocations returns wakes it, each
+// time the watcher starts afresh.
+func TestWatch_FirstCallListens(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	a, b := openInternal(t, url), openInternal(t, url)
+	u := seedUser(t, b, "p")
+	for i := range 10 {
+		waitWatchIdle(t, a)
+		f := seedFamily(t, b, u)
+		ch := a.WatchRevocations(ctx)
+		require.NoError(t, b.RevokeRefreshFamily(ctx, "p", f.ID, it0))
+		require.True(t, closedWithin(ch, 5*time.Second), "round %d: did not wake", i)
+	}
+}
+
+// TestWatch_ContextAndGoroutine checks that the channel closes when its
+// context ends, that one goroutine serves every waiter, and that no
+// goroutine runs once nobody waits.
+func TestWatch_ContextAndGoroutine(t *testing.T) {
+	s := openInternal(t, pgtest.NewDatabase(t))
+	waitWatchIdle(t, s)
+	base := runtime.NumGoroutine()
+
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	ch1, ch2 := s.WatchRevocations(ctx1), s.WatchRevocations(ctx2)
+	assert.Equal(t, base+1, runtime.NumGoroutine(), "one goroutine for two waiters")
+	cancel1()
+	assert.True(t, closedWithin(ch1, 5*time.Second), "closed when its context ends")
+	assert.False(t, closedWithin(ch2, quietFor), "the other waiter still waits")
+	cancel2()
+	assert.True(t, closedWithin(ch2, 5*time.Second))
+	waitWatchIdle(t, s)
+	// Polled here, not with assert.Eventually, whose condition runs in a
+	// goroutine of its own.
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if !assert.LessOrEqual(t, runtime.NumGoroutine(), base, "no goroutine while nobody waits") {
+		buf := make([]byte, 1<<20)
+		t.Logf("%s", buf[:runtime.Stack(buf, true)])
+	}
+
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.True(t, closedWithin(s.WatchRevocations(done), time.Second), "an ended context gives a closed channel")
+}
+
+// TestWatch_Close checks that Close wakes the waiters, stops the goroutine
+// and closes the connection, and that watching after Close returns a closed
+// channel.
+func TestWatch_Close(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s, err := Open(context.Background(), url, &Options{Logger: testDiscard})
+	require.NoError(t, err)
+	ch := s.WatchRevocations(context.Background())
+	require.NoError(t, s.Close())
+	assert.True(t, closedWithin(ch, 5*time.Second))
+	assert.Equal(t, watchIdle, s.watch.state)
+	assert.True(t, closedWithin(s.WatchRevocations(context.Background()), time.Second))
+	var n int
+	require.NoError(t, rawConn(t, url).QueryRow(context.Background(),
+		`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
+		watcherAppName).Scan(&n))
+	assert.Zero(t, n, "the watcher's connection is closed")
+}
+
+// TestWatch_ConnectionLost terminates the watcher's backend, as a failover
+// does: the waiters wake at once (a notification may have been lost), and
+// the watcher listens again on a new connection.
+func TestWatch_ConnectionLost(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	a, b := openInternal(t, url), openInternal(t, url)
+	u := seedUser(t, b, "p")
+	admin := rawConn(t, url)
+	for i := range 3 {
+		ch := a.WatchRevocations(ctx)
+		var n int
+		require.NoError(t, admin.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000))
+			FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, watcherAppName).Scan(&n))
+		require.Equal(t, 1, n, "round %d: the watcher's backend", i)
+		assert.True(t, closedWithin(ch, 5*time.Second), "round %d: woke when its connection was lost", i)
+
+		require.Eventually(t, func() bool {
+			ch = a.WatchRevocations(ctx)
+			return !closedWithin(ch, quietFor)
+		}, 10*time.Second, time.Millisecond, "round %d: listens again", i)
+		f := seedFamily(t, b, u)
+		require.NoError(t, b.RevokeRefreshFamily(ctx, "p", f.ID, it0))
+		assert.True(t, closedWithin(ch, 5*time.Second), "round %d: woke after reconnecting", i)
+	}
+}
+
+// TestWatch_DatabaseGone makes the database unreachable, refused and then
+// silent (a partition: nothing closes, nothing answers): the waiters wake,
+// watching again keeps waking them while the database is gone (within
+// store.MaxWatchDelay, which is logged), and once it is back a revocation
+// wakes them again.
+func TestWatch_DatabaseGone(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	px, viaProxy := newProxy(t, url)
+	a, b := openInternal(t, viaProxy), openInternal(t, url)
+	u := seedUser(t, b, "p")
+	for _, mode := range []string{"refused", "partition"} {
+		ch := a.WatchRevocations(ctx)
+		require.False(t, closedWithin(ch, quietFor), "%s: healthy before", mode)
+		if mode == "refused" {
+			px.cut(false)
+		} else {
+			px.freeze()
+		}
+		start := time.Now()
+		require.True(t, closedWithin(ch, 5*time.Second), "%s: woke when the connection was lost", mode)
+		t.Logf("%s: woke %s after the loss", mode, time.Since(start).Round(time.Millisecond))
+		var longest time.Duration
+		for range 5 {
+			start := time.Now()
+			ch := a.WatchRevocations(ctx)
+			require.True(t, closedWithin(ch, 5*time.Second), "%s: woken while the database is gone", mode)
+			longest = max(longest, time.Since(start))
+		}
+		t.Logf("%s: while gone, the longest watch lasted %s", mode, longest.Round(time.Millisecond))
+
+		px.restore()
+		require.Eventually(t, func() bool {
+			ch = a.WatchRevocations(ctx)
+			return !closedWithin(ch, quietFor)
+		}, 10*time.Second, time.Millisecond, "%s: listens again", mode)
+		f := seedFamily(t, b, u)
+		require.NoError(t, b.RevokeRefreshFamily(ctx, "p", f.ID, it0))
+		assert.True(t, closedWithin(ch, 5*time.Second), "%s: woke after the database came back", mode)
+	}
+}

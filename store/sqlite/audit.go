@@ -1,0 +1,96 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"zombiezen.com/go/sqlite"
+
+	"github.com/latchkey-dev/latchkey/paginate"
+	"github.com/latchkey-dev/latchkey/store"
+)
+
+const (
+	appendAuditSQL = `INSERT INTO audit_log (id, project_id, at, actor, action, target, client_addr)
+VALUES (?, ?, ?, ?, ?, ?, ?)`
+	// The ListAudit query is listAuditSQL, then the conditions that apply
+	// (an action, a target, a cursor), then listAuditOrderSQL: newest
+	// first, read backwards from the cursor on the index of the filter
+	// (audit_log_project, _action or _target).
+	listAuditSQL       = `SELECT id, at, actor, action, target, client_addr FROM audit_log WHERE project_id = ?`
+	listAuditActionSQL = ` AND action = ?`
+	listAuditTargetSQL = ` AND target = ?`
+	listAuditBeforeSQL = ` AND (at, id) < (?, ?)`
+	listAuditOrderSQL  = ` ORDER BY at DESC, id DESC LIMIT ?`
+	pruneAuditSQL      = `DELETE FROM audit_log WHERE at < ?`
+)
+
+// AppendAudit records e. It returns an error matching store.ErrInvalid when
+// store.CheckAudit refuses e, store.ErrNotFound for an unknown project and
+// store.ErrConflict for an existing id.
+func (s *Store) AppendAudit(ctx context.Context, e store.AuditEntry) error {
+	const op = "append audit"
+	if err := store.CheckAudit(e); err != nil {
+		return check(op, err)
+	}
+	_, err := s.exec(ctx, appendAuditSQL, e.ID, e.ProjectID, micros(e.At), e.Actor, e.Action, e.Target, e.ClientAddr)
+	return wrap(op, err)
+}
+
+// ListAudit returns at most req.Limit entries of the project that match f
+// and sort strictly before req.After (or from the newest, for the zero
+// cursor), in descending (At, ID) order with ids compared byte by byte, and
+// whether more follow. An unknown project lists as empty.
+func (s *Store) ListAudit(ctx context.Context, projectID string, f store.AuditFilter, req paginate.Request) (paginate.Page[store.AuditEntry], error) {
+	const op = "list audit"
+	if err := errors.Join(store.CheckProjectID(projectID), store.CheckPage(req)); err != nil {
+		return paginate.Page[store.AuditEntry]{}, check(op, err)
+	}
+	query, args := listAuditSQL, []any{projectID}
+	if f.Action != "" {
+		query += listAuditActionSQL
+		args = append(args, f.Action)
+	}
+	if f.Target != "" {
+		query += listAuditTargetSQL
+		args = append(args, f.Target)
+	}
+	if !req.After.IsZero() {
+		query += listAuditBeforeSQL
+		args = append(args, micros(req.After.CreatedAt), req.After.ID)
+	}
+	query += listAuditOrderSQL
+	args = append(args, req.Limit+1)
+	items := []store.AuditEntry{}
+	err := s.readRows(ctx, query, func(st *sqlite.Stmt) error {
+		items = append(items, store.AuditEntry{
+			ID:         st.ColumnText(0),
+			ProjectID:  projectID,
+			At:         columnTime(st, 1),
+			Actor:      st.ColumnText(2),
+			Action:     st.ColumnText(3),
+			Target:     st.ColumnText(4),
+			ClientAddr: st.ColumnText(5),
+		})
+		return nil
+	}, args...)
+	if err != nil {
+		return paginate.Page[store.AuditEntry]{}, wrap(op, err)
+	}
+	page := paginate.Page[store.AuditEntry]{Items: items}
+	if len(items) > req.Limit {
+		page.Items, page.HasMore = items[:req.Limit], true
+	}
+	return page, nil
+}
+
+// PruneAudit deletes every entry, of every project, whose At is before
+// before, and returns how many it deleted.
+func (s *Store) PruneAudit(ctx context.Context, before time.Time) (int, error) {
+	const op = "prune audit"
+	if err := store.CheckTime("before", before); err != nil {
+		return 0, check(op, err)
+	}
+	return s.prune(ctx, op, pruneAuditSQL, micros(before))
+}

@@ -1,0 +1,88 @@
+package sqlite
+
+import (
+	"errors"
+	"time"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// Statements run through sqlitex.Execute: the statement is prepared once
+// per connection and cached by its text (sqlite.Conn.Prepare), its
+// arguments are bound by position (?1 is args[0]; nil is NULL, an int64 an
+// INTEGER, a string TEXT, a []byte a BLOB), and it is reset after its last
+// row, which ends its read transaction.
+
+// errNoRows is the error of a single-row read that found no row; wrap
+// reports it as store.ErrNotFound.
+var errNoRows = errors.New("sqlite: no rows")
+
+// execSQL runs a statement that returns no rows and returns how many rows it
+// changed.
+func execSQL(conn *sqlite.Conn, query string, args ...any) (int, error) {
+	if err := sqlitex.Execute(conn, query, &sqlitex.ExecOptions{Args: args}); err != nil {
+		return 0, err
+	}
+	return conn.Changes(), nil
+}
+
+// queryRow runs query and calls scan with its first row. It returns
+// errNoRows when there is no row.
+func queryRow(conn *sqlite.Conn, query string, scan func(*sqlite.Stmt) error, args ...any) error {
+	found := false
+	err := sqlitex.Execute(conn, query, &sqlitex.ExecOptions{
+		Args: args,
+		ResultFunc: func(stmt *sqlite.Stmt) error {
+			if found {
+				return nil
+			}
+			found = true
+			return scan(stmt)
+		},
+	})
+	if err == nil && !found {
+		return errNoRows
+	}
+	return err
+}
+
+// queryRows runs query and calls fn with each row.
+func queryRows(conn *sqlite.Conn, query string, fn func(*sqlite.Stmt) error, args ...any) error {
+	return sqlitex.Execute(conn, query, &sqlitex.ExecOptions{Args: args, ResultFunc: fn})
+}
+
+// Times are stored as INTEGER microseconds since the Unix epoch, UTC. This
+// keeps exactly the precision the store contract promises, compares
+// correctly in SQL and indexes compactly. Optional times are NULL when
+// unset.
+
+// micros returns t as stored: microseconds since the Unix epoch, rounded
+// down (t.Truncate(time.Microsecond) maps to the same value).
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// fromMicros returns the UTC time of a stored value.
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+// nullMicros returns an optional time as an argument: nil (NULL) for the
+// zero time.
+func nullMicros(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+// columnTime returns column col of stmt's row as a time.
+func columnTime(stmt *sqlite.Stmt, col int) time.Time {
+	return fromMicros(stmt.ColumnInt64(col))
+}
+
+// columnNullTime returns column col of stmt's row as an optional time: the
+// zero time for NULL.
+func columnNullTime(stmt *sqlite.Stmt, col int) time.Time {
+	if stmt.ColumnIsNull(col) {
+		return time.Time{}
+	}
+	return columnTime(stmt, col)
+}
