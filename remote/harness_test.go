@@ -128,14 +128,6 @@ func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-// now is the harness's time.
-func (h *harness) now() time.Time {
-	if h.clock != nil {
-		return h.clock.Now()
-	}
-	return time.Now()
-}
-
 // verifier starts a verifier on the harness's server with the API key and
 // opts (Now defaults to the harness's clock), closed at the end of the
 // test.

@@ -41,7 +41,7 @@ type connConfig struct {
 // connection has: a busy timeout, foreign keys on, synchronous=FULL, and
 // query_only on a reader.
 func (cc connConfig) openConn(uri string, flags sqlite.OpenFlags, readOnly bool) (*sqlite.Conn, error) {
-	conn, err := sqlite.OpenConn(uri, flags|sqlite.OpenNoMutex)
+	conn, err := sqlite.OpenConn(uri, flags) // zombiezen opens every connection without SQLite's own mutex
 	if err != nil {
 		return nil, err
 	}
