@@ -792,3 +792,31 @@ func TestE2E_console(t *testing.T) {
 	r := s.do("GET", "/p/nope/console/signin", "", "")
 	assert.Equal(t, http.StatusNotFound, r.status, "an unknown project has no console")
 }
+
+func TestE2E_accessLogRate(t *testing.T) {
+	s := startServer(t, t.TempDir(), "-access-log-rate", "1")
+	const n = 30
+	start := time.Now()
+	for range n {
+		require.Equal(t, http.StatusOK, s.do("GET", "/healthz", "", "").status)
+	}
+	elapsed := time.Since(start)
+	require.NoError(t, s.stop())
+
+	var lines, counted int
+	for _, line := range strings.Split(strings.TrimSpace(s.stderr.String()), "\n") {
+		var v map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &v), "log line %q is not JSON", line)
+		unlogged, _ := v["unlogged"].(float64)
+		switch v["msg"] {
+		case "request":
+			lines++
+			counted += 1 + int(unlogged)
+		case "requests not logged":
+			counted += int(unlogged)
+		}
+	}
+	// At most one line in each second of the clock the requests spanned.
+	assert.LessOrEqual(t, lines, int(elapsed/time.Second)+2)
+	assert.Equal(t, n, counted, "the lines and their unlogged counts add up to every request")
+}

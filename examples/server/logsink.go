@@ -69,3 +69,55 @@ func (s *logSink) Close() error {
 	<-s.done
 	return s.Flush()
 }
+
+// defaultAccessLogRate is the access log's default limit: at most this many
+// request lines a second.
+const defaultAccessLogRate = 100
+
+// accessLimit decides which requests get a line in the access log: every
+// request while at most rate lines have been written in the current second
+// of the clock, and beyond that none, except server errors (5xx), which are
+// always written. The requests left out are counted, and the next line
+// written carries their number as "unlogged", so the lines and their
+// unlogged counts add up to every request served. Under light load the log
+// therefore has every request; under heavy load it costs at most rate
+// lines a second. It is safe for concurrent use.
+type accessLimit struct {
+	rate int64 // lines a second; zero or less: every request
+
+	mu       sync.Mutex
+	second   int64 // the Unix second lines are counted in
+	lines    int64 // lines written in second
+	unlogged int64 // requests left out since the last line written
+}
+
+// admit reports whether the request that ended at now with status gets a
+// line, and if so how many requests were left out since the previous line.
+func (a *accessLimit) admit(now time.Time, status int) (ok bool, unlogged int64) {
+	if a.rate <= 0 {
+		return true, 0
+	}
+	sec := now.Unix()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if sec != a.second {
+		a.second, a.lines = sec, 0
+	}
+	if a.lines >= a.rate && status < 500 {
+		a.unlogged++
+		return false, 0
+	}
+	a.lines++
+	unlogged, a.unlogged = a.unlogged, 0
+	return true, unlogged
+}
+
+// takeUnlogged returns the number of requests left out since the last line
+// written, and starts counting again from zero.
+func (a *accessLimit) takeUnlogged() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := a.unlogged
+	a.unlogged = 0
+	return n
+}

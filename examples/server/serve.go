@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"time"
 
 	"github.com/latchkey-dev/latchkey"
@@ -36,11 +38,16 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	publicURL := registerPublicURL(fs, env)
 	demo := fs.Bool("demo", false, "seed demo data once (an admin user and 1,000 contacts in project default) and print curl lines to try")
 	addressLimit := fs.Int("login-address-limit", 0, "failed sign-ins per client address and project in 15 minutes before 429 (0: the default, 50); raise it only to benchmark a login flood")
+	accessLogRate := fs.Int("access-log-rate", defaultAccessLogRate, "at most this many access log lines a second; the requests left out are counted in the next line's unlogged (server errors are always logged; 0: a line for every request)")
+	cpuProfile := fs.String("cpu-profile", "", "write a CPU profile of the whole run to this file (for go tool pprof); off unless given")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := sf.check(fs); err != nil {
 		return err
+	}
+	if *accessLogRate < 0 {
+		return usagef(fs.Name(), "-access-log-rate must not be negative")
 	}
 	if *addressLimit < 0 {
 		return usagef(fs.Name(), "-login-address-limit must not be negative")
@@ -54,6 +61,13 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	env = &buffered
 	logger := slog.New(slog.NewJSONHandler(sink, nil))
 	tuneGC(env)
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -85,8 +99,9 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 		}
 	}
 
+	access := &accessLimit{rate: int64(*accessLogRate)}
 	srv := &http.Server{
-		Handler:           newRootHandler(inst, logger),
+		Handler:           newRootHandler(inst, logger, access),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -115,6 +130,9 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	if err := srv.Shutdown(sctx); err != nil {
 		logger.Error("shutdown", "err", err)
 	}
+	if n := access.takeUnlogged(); n > 0 {
+		logger.Info("requests not logged", "unlogged", n)
+	}
 	if err := inst.Close(); err != nil {
 		return fmt.Errorf("closing the store: %w", err)
 	}
@@ -123,11 +141,13 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 }
 
 // Garbage collector settings of the server, used unless GOGC or GOMEMLIMIT
-// is set in the environment. The server's live heap is about 1 MiB and every
-// request allocates, so under load the default GOGC=100 collects about a
-// hundred times a second (5 % of the CPU in the load benchmark); 400
-// collects a sixth as often (1 %). The soft memory limit keeps the heap
-// bounded whatever the load.
+// is set in the environment. The server's live heap is small and every
+// request allocates, so under load the default GOGC=100 would start a
+// collection many times a second; 400 lets the heap grow to five times the
+// live heap between collections, so the collector runs about a quarter as
+// often. The soft memory limit keeps the heap bounded whatever the load:
+// near it, the collector runs as often as needed. The README's load
+// benchmark section gives the figures.
 const (
 	serverGCPercent   = 400
 	serverMemoryLimit = 64 << 20
@@ -141,6 +161,23 @@ func tuneGC(env *env) {
 	if env.getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(serverMemoryLimit)
 	}
+}
+
+// startCPUProfile starts writing a CPU profile to path; stop ends it and
+// closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("-cpu-profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }
 
 // displayAddr is addr as a client would dial it: an unspecified host
@@ -159,11 +196,11 @@ func displayAddr(addr net.Addr) string {
 
 // newRootHandler routes /healthz to the health check and everything else to
 // Latchkey: /p/{project}/... for project {project}, the rest for project
-// default. Every request is logged.
-func newRootHandler(inst *instance, logger *slog.Logger) http.Handler {
+// default. Requests are logged as limit admits them (see logRequests).
+func newRootHandler(inst *instance, logger *slog.Logger, limit *accessLimit) http.Handler {
 	api := tenant.ByPath(projectPathPrefix, store.DefaultProject, inst.lk.Handler())
 	health := healthHandler(inst, logger)
-	return logRequests(logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return logRequests(logger, limit, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" {
 			health.ServeHTTP(w, r)
 			return
@@ -190,10 +227,12 @@ func healthHandler(inst *instance, logger *slog.Logger) http.Handler {
 	})
 }
 
-// logRequests logs one line per request: method, path (never the query
-// string, which could carry a secret a client put there), status, size,
-// duration and client address. Headers and bodies are never logged.
-func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
+// logRequests writes the access log: a line per request admitted by limit
+// (see accessLimit) with method, path (never the query string, which could
+// carry a secret a client put there), status, size, duration and client
+// address, and "unlogged", the number of requests left out since the
+// previous line, when there were any. Headers and bodies are never logged.
+func logRequests(logger *slog.Logger, limit *accessLimit, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
@@ -202,14 +241,23 @@ func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
 			if status == 0 {
 				status = http.StatusOK
 			}
-			logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			end := time.Now()
+			ok, unlogged := limit.admit(end, status)
+			if !ok {
+				return
+			}
+			attrs := []slog.Attr{
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.Int("status", status),
 				slog.Int64("bytes", sw.bytes),
-				slog.Duration("duration", time.Since(start)),
+				slog.Duration("duration", end.Sub(start)),
 				slog.String("remote", r.RemoteAddr),
-			)
+			}
+			if unlogged > 0 {
+				attrs = append(attrs, slog.Int64("unlogged", unlogged))
+			}
+			logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 		}()
 		next.ServeHTTP(sw, r)
 	})
