@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/paginate"
@@ -23,6 +24,7 @@ type Options struct {
 type handler struct {
 	contacts store.ContactStore
 	logger   *slog.Logger
+	bodies   sync.Pool // of *[]byte, response bodies for reuse
 }
 
 // NewHandler returns the handler of GET {base_url}/v1/contacts for the
@@ -41,6 +43,27 @@ func NewHandler(st store.ContactStore, opts *Options) http.Handler {
 		h.logger = slog.Default()
 	}
 	return httpapi.Handle(h.logger, h.list)
+}
+
+// maxPooledBody is the largest buffer put back into the handler's pool; a
+// larger one (a page of long names) is left to the garbage collector, so
+// the pool does not keep rare large buffers alive.
+const maxPooledBody = 64 << 10
+
+// getBody returns an empty buffer for a response body.
+func (h *handler) getBody() *[]byte {
+	if b, ok := h.bodies.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, 0, 4<<10)
+	return &b
+}
+
+// putBody gives b back for reuse unless it grew over maxPooledBody.
+func (h *handler) putBody(b *[]byte) {
+	if cap(*b) <= maxPooledBody {
+		h.bodies.Put(b)
+	}
 }
 
 // list answers one page of the project's contacts.
@@ -67,7 +90,12 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	resp := paginate.NewResponse(page, req, viewOf, cursorOf)
-	body := appendResponse(make([]byte, 0, 96+112*len(resp.Data)), resp)
+	// The body is encoded into a pooled buffer: Write does not keep it (as
+	// io.Writer promises), so it is reused once written.
+	buf := h.getBody()
+	defer h.putBody(buf)
+	body := appendResponse((*buf)[:0], resp)
+	*buf = body
 	hd := w.Header()
 	hd.Set("Content-Type", "application/json")
 	hd.Set("Content-Length", strconv.Itoa(len(body)))

@@ -304,3 +304,38 @@ func TestHandler_noProjectIsInternal(t *testing.T) {
 func TestNewHandler_nilStorePanics(t *testing.T) {
 	assert.Panics(t, func() { contacts.NewHandler(nil, nil) })
 }
+
+// Response bodies are encoded into reused buffers: pages answered at once
+// must each get their own bytes.
+func TestList_concurrentPagesKeepTheirBodies(t *testing.T) {
+	f := newFixture(t)
+	f.seed(t, "a", 60)
+	f.seed(t, "b", 7)
+	targets := []struct{ p, query string }{
+		{"a", "?limit=1"}, {"a", "?limit=25"}, {"a", "?limit=100"}, {"b", "?limit=3"}, {"b", ""},
+	}
+	want := make([]string, len(targets))
+	for i, tg := range targets {
+		want[i] = f.do(t, tg.p, http.MethodGet, "/v1/contacts"+tg.query).Body.String()
+	}
+	done := make(chan error)
+	for g := range 8 {
+		go func() {
+			var err error
+			for n := range 50 {
+				i := (g + n) % len(targets)
+				r := httptest.NewRequest(http.MethodGet, "/v1/contacts"+targets[i].query, nil)
+				r = r.WithContext(tenant.NewContext(r.Context(), targets[i].p))
+				w := httptest.NewRecorder()
+				f.h.ServeHTTP(w, r)
+				if got := w.Body.String(); got != want[i] && err == nil {
+					err = fmt.Errorf("%s %s: got %q, want %q", targets[i].p, targets[i].query, got, want[i])
+				}
+			}
+			done <- err
+		}()
+	}
+	for range 8 {
+		assert.NoError(t, <-done)
+	}
+}
