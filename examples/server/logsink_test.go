@@ -1,6 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
@@ -45,3 +52,36 @@ func TestAccessLimit_zeroRateLogsEverything(t *testing.T) {
 		assert.Zero(t, unlogged)
 	}
 }
+
+// BenchmarkLogRequests is the access log's cost per request, writing every
+// request (rate=0) or at most defaultAccessLogRate lines a second, into the
+// server's buffered sink. Compare with benchstat -col /rate.
+func BenchmarkLogRequests(b *testing.B) {
+	body := bytes.Repeat([]byte("x"), 2700)
+	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
+	})
+	for _, rate := range []int64{0, defaultAccessLogRate} {
+		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) {
+			sink := newLogSink(io.Discard)
+			defer sink.Close()
+			h := logRequests(slog.New(slog.NewJSONHandler(sink, nil)), &accessLimit{rate: rate}, page)
+			r := httptest.NewRequest(http.MethodGet, "/v1/contacts?limit=25", nil)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				w := &discardWriter{h: http.Header{}}
+				for pb.Next() {
+					h.ServeHTTP(w, r)
+				}
+			})
+		})
+	}
+}
+
+// discardWriter is an http.ResponseWriter that keeps nothing.
+type discardWriter struct{ h http.Header }
+
+func (d *discardWriter) Header() http.Header         { return d.h }
+func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discardWriter) WriteHeader(int)             {}
