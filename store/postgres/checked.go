@@ -1,0 +1,140 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/latchkey-dev/latchkey/paginate"
+	"github.com/latchkey-dev/latchkey/store"
+)
+
+var _ store.CheckedContactLister = (*Store)(nil)
+
+const (
+	// checkedRecordsSQL reads a token's records by primary key, each a
+	// LEFT JOIN on a one-row relation, so that a missing record is a row
+	// of NULLs rather than no row. An empty id matches nothing.
+	checkedRecordsSQL = `SELECT
+	sk.id, sk.public_key, sk.encrypted_private_key, sk.created_at, sk.retired_at,
+	ak.id, ak.name, ak.created_by, ak.signing_key_id, ak.created_at, ak.last_used_at, ak.revoked_at,
+	f.id, f.user_id, f.generation, f.issued_at, f.expires_at, f.created_at, f.ends_at, f.revoked_at,
+	c.id, c.name, c.created_at
+	FROM (SELECT) one
+	LEFT JOIN signing_keys sk ON sk.project_id = $1 AND sk.id = $2
+	LEFT JOIN api_keys ak ON ak.project_id = $1 AND ak.id = $3
+	LEFT JOIN refresh_families f ON f.project_id = $1 AND f.id = $4
+	LEFT JOIN LATERAL (`
+	// The page is the keyset query of ListContacts (listContactsFirstSQL
+	// and listContactsAfterSQL) on the contacts_keyset index; the outer
+	// ORDER BY keeps its order through the join.
+	checkedFirstSQL = checkedRecordsSQL + `SELECT id, name, created_at FROM contacts
+	  WHERE project_id = $1
+	  ORDER BY created_at, id LIMIT $5) c ON true
+	ORDER BY c.created_at, c.id`
+	checkedAfterSQL = checkedRecordsSQL + `SELECT id, name, created_at FROM contacts
+	  WHERE project_id = $1 AND (created_at, id) > ($6, $7)
+	  ORDER BY created_at, id LIMIT $5) c ON true
+	ORDER BY c.created_at, c.id`
+)
+
+// ListContactsChecked returns the page ListContacts returns and the records
+// ids names, read by one statement: one round trip, one snapshot. See
+// [store.CheckedContactLister].
+func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids store.TokenRecordIDs, req paginate.Request) (store.TokenRecords, paginate.Page[store.Contact], error) {
+	const op = "list contacts checked"
+	if err := checkList(projectID, req); err != nil {
+		return store.TokenRecords{}, paginate.Page[store.Contact]{}, wrapCheck(op, err)
+	}
+	if err := store.CheckTokenRecordIDs(projectID, ids); err != nil {
+		return store.TokenRecords{}, paginate.Page[store.Contact]{}, wrapCheck(op, err)
+	}
+	limit, fetch := pageSize(req)
+	sql, args := checkedFirstSQL, []any{projectID, ids.SigningKeyID, ids.APIKeyID, ids.SessionID, fetch}
+	if !req.After.IsZero() {
+		sql, args = checkedAfterSQL, append(args, ts(req.After.CreatedAt), req.After.ID)
+	}
+	var recs store.TokenRecords
+	var items []store.Contact
+	err := s.read(ctx, op, func(q querier) error {
+		recs, items = store.TokenRecords{}, make([]store.Contact, 0, min(fetch, paginate.MaxLimit+1))
+		rows, err := q.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		first := true
+		for rows.Next() {
+			var row checkedRow
+			if err := rows.Scan(row.dest()...); err != nil {
+				return err
+			}
+			if first {
+				recs = row.records(projectID)
+				first = false
+			}
+			if row.cID.Valid {
+				items = append(items, store.Contact{ProjectID: projectID, ID: row.cID.String, Name: row.cName.String, CreatedAt: row.cAt.Time.UTC()})
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return store.TokenRecords{}, paginate.Page[store.Contact]{}, err
+	}
+	page := paginate.Page[store.Contact]{Items: items}
+	if len(items) > limit {
+		page.Items, page.HasMore = items[:limit], true
+	}
+	return recs, page, nil
+}
+
+// checkedRow is one row of checkedFirstSQL or checkedAfterSQL.
+type checkedRow struct {
+	skID                         pgtype.Text
+	skPub, skSealed              []byte
+	skAt, skRetired              pgtype.Timestamptz
+	akID, akName, akBy, akSigner pgtype.Text
+	akAt, akUsed, akRevoked      pgtype.Timestamptz
+	fID, fUser                   pgtype.Text
+	fGen                         pgtype.Int8
+	fIssued, fExpires, fAt       pgtype.Timestamptz
+	fEnds, fRevoked              pgtype.Timestamptz
+	cID, cName                   pgtype.Text
+	cAt                          pgtype.Timestamptz
+}
+
+func (r *checkedRow) dest() []any {
+	return []any{
+		&r.skID, &r.skPub, &r.skSealed, &r.skAt, &r.skRetired,
+		&r.akID, &r.akName, &r.akBy, &r.akSigner, &r.akAt, &r.akUsed, &r.akRevoked,
+		&r.fID, &r.fUser, &r.fGen, &r.fIssued, &r.fExpires, &r.fAt, &r.fEnds, &r.fRevoked,
+		&r.cID, &r.cName, &r.cAt,
+	}
+}
+
+// records returns the records of the row, nil where the join found none.
+func (r *checkedRow) records(projectID string) store.TokenRecords {
+	var recs store.TokenRecords
+	if r.skID.Valid {
+		recs.SigningKey = &store.SigningKey{
+			ID: r.skID.String, ProjectID: projectID, PublicKey: r.skPub, EncryptedPrivateKey: r.skSealed,
+			CreatedAt: r.skAt.Time.UTC(), RetiredAt: fromNullTS(r.skRetired),
+		}
+	}
+	if r.akID.Valid {
+		recs.APIKey = &store.APIKey{
+			ID: r.akID.String, ProjectID: projectID, Name: r.akName.String, CreatedBy: r.akBy.String,
+			SigningKeyID: r.akSigner.String, CreatedAt: r.akAt.Time.UTC(),
+			LastUsedAt: fromNullTS(r.akUsed), RevokedAt: fromNullTS(r.akRevoked),
+		}
+	}
+	if r.fID.Valid {
+		recs.Session = &store.RefreshFamily{
+			ID: r.fID.String, ProjectID: projectID, UserID: r.fUser.String, Generation: r.fGen.Int64,
+			IssuedAt: r.fIssued.Time.UTC(), ExpiresAt: r.fExpires.Time.UTC(), CreatedAt: r.fAt.Time.UTC(),
+			EndsAt: fromNullTS(r.fEnds), RevokedAt: fromNullTS(r.fRevoked),
+		}
+	}
+	return recs
+}
