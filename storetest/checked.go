@@ -109,6 +109,12 @@ func testCheckedRecordsAndPage(t *testing.T, s store.Store) {
 	f := mustTokenFixture(t, s, projA, 5)
 	mustTokenFixture(t, s, projB, 2) // the same record ids in another project
 	ctx := t.Context()
+	// Contacts sharing one CreatedAt, given out of id order: the page
+	// orders them by id.
+	same := base.Add(time.Hour)
+	require.NoError(t, s.CreateContacts(ctx, projA, []store.Contact{
+		newContact(projA, "ct_same_c", same), newContact(projA, "ct_same_a", same), newContact(projA, "ct_same_b", same),
+	}))
 	require.NoError(t, s.TouchAPIKey(ctx, projA, f.key.ID, base.Add(time.Minute)))
 
 	for _, req := range []paginate.Request{
@@ -117,6 +123,7 @@ func testCheckedRecordsAndPage(t *testing.T, s store.Store) {
 		{Limit: 3, After: cursorOf(t, f.contacts[1])},
 		{Limit: 100},
 		{Limit: 2, After: cursorOf(t, f.contacts[4])},
+		{Limit: 4, After: cursorOf(t, f.contacts[3])},
 	} {
 		recs, page := listChecked(t, cl, projA, f.ids(), req)
 		wantRecords(t, s, projA, f.ids(), recs, "ListContactsChecked")
