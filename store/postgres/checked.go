@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,54 +15,87 @@ import (
 
 var _ store.CheckedContactLister = (*Store)(nil)
 
+// The pieces of the statement of ListContactsChecked (see checkedSQL). Its
+// first row holds the token's records, read by primary key, each a LEFT
+// JOIN on a one-row relation so that a missing record is NULLs rather than
+// no row; a record not asked for is not joined at all, its columns NULL.
+// That row's first column is true. The page's rows follow, their first
+// column false and the records' columns NULL, so that no row repeats the
+// records. The page is the keyset query of ListContacts
+// (listContactsFirstSQL and listContactsAfterSQL) on the contacts_keyset
+// index; a UNION ALL promises no order across its rows, so the caller
+// sorts them.
 const (
-	// checkedRecordsSQL reads a token's records by primary key, each a
-	// LEFT JOIN on a one-row relation, so that a missing record is a row
-	// of NULLs rather than no row (an empty id matches nothing). That row,
-	// its first column true, is followed by the page's rows, their first
-	// column false and the records' columns NULL, so that no row repeats
-	// the records.
-	checkedRecordsSQL = `SELECT true,
-	sk.id, sk.public_key, sk.encrypted_private_key, sk.created_at, sk.retired_at,
-	ak.id, ak.name, ak.created_by, ak.signing_key_id, ak.created_at, ak.last_used_at, ak.revoked_at,
-	f.id, f.user_id, f.generation, f.issued_at, f.expires_at, f.created_at, f.ends_at, f.revoked_at,
-	NULL::text, NULL::text, NULL::timestamptz
+	checkedSigningKeyCols = `sk.id, sk.public_key, sk.encrypted_private_key, sk.created_at, sk.retired_at`
+	checkedAPIKeyCols     = `ak.id, ak.name, ak.created_by, ak.signing_key_id, ak.created_at, ak.last_used_at, ak.revoked_at`
+	checkedAPIKeyNulls    = `NULL::text, NULL::text, NULL::text, NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz`
+	checkedSessionCols    = `f.id, f.user_id, f.generation, f.issued_at, f.expires_at, f.created_at, f.ends_at, f.revoked_at`
+	checkedSessionNulls   = `NULL::text, NULL::text, NULL::bigint, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz`
+	checkedPageNulls      = `NULL::text, NULL::text, NULL::timestamptz`
+	checkedFromSQL        = `
 	FROM (SELECT) one
-	LEFT JOIN signing_keys sk ON sk.project_id = $1 AND sk.id = $2
-	LEFT JOIN api_keys ak ON ak.project_id = $1 AND ak.id = $3
-	LEFT JOIN refresh_families f ON f.project_id = $1 AND f.id = $4
+	LEFT JOIN signing_keys sk ON sk.project_id = $1 AND sk.id = $2`
+	checkedAPIKeyJoin = `
+	LEFT JOIN api_keys ak ON ak.project_id = $1 AND ak.id = $`
+	checkedSessionJoin = `
+	LEFT JOIN refresh_families f ON f.project_id = $1 AND f.id = $`
+	checkedPageSQL = `
 	UNION ALL (SELECT false,
 	NULL, NULL, NULL, NULL, NULL,
 	NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 	NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 	id, name, created_at FROM contacts
 	WHERE project_id = $1`
-	// The page is the keyset query of ListContacts (listContactsFirstSQL
-	// and listContactsAfterSQL) on the contacts_keyset index, completed by
-	// checkedSQL. A UNION ALL promises no order across its rows: the
-	// caller sorts the page.
-	checkedFirstSQL = checkedRecordsSQL + `
+	checkedOrderSQL = `
 	ORDER BY created_at, id LIMIT `
-	checkedAfterSQL = checkedRecordsSQL + ` AND (created_at, id) > ($5, $6)
-	ORDER BY created_at, id LIMIT `
-	checkedEndSQL = `)`
 )
 
-// checkedSQL returns the statement of ListContactsChecked reading fetch
-// rows of the page, after a cursor ($5, $6) or from the start.
+// checkedSQL returns the statement of ListContactsChecked reading the
+// records ids names and fetch rows of the page, from the start or after a
+// cursor, and its arguments.
 //
 // The LIMIT is a constant of the text, not a parameter: with a parameter,
 // PostgreSQL's plan cache costs the generic plan for a tenth of the table,
-// finds it dearer than a custom plan and plans the five-way join again at
-// every execution; with a constant the generic plan costs the same and is
-// kept after five runs. The texts (one per page size, at most
-// paginate.MaxLimit+1) are prepared once per connection by pgx's statement
+// finds it dearer than a custom plan and plans the statement again at every
+// execution; with a constant the generic plan costs the same and is kept
+// after five runs. The texts (per kind of token and page size, a few
+// hundred at most) are prepared once per connection by pgx's statement
 // cache.
-func checkedSQL(after bool, fetch int) string {
-	if after {
-		return checkedAfterSQL + strconv.Itoa(fetch) + checkedEndSQL
+func checkedSQL(projectID string, ids store.TokenRecordIDs, after paginate.Cursor, fetch int) (string, []any) {
+	var b strings.Builder
+	b.Grow(1024)
+	args := make([]any, 2, 6)
+	args[0], args[1] = projectID, ids.SigningKeyID
+	b.WriteString("SELECT true, " + checkedSigningKeyCols + ",\n\t")
+	apiKey, session := ids.APIKeyID != "", ids.SessionID != ""
+	if apiKey {
+		b.WriteString(checkedAPIKeyCols)
+	} else {
+		b.WriteString(checkedAPIKeyNulls)
 	}
-	return checkedFirstSQL + strconv.Itoa(fetch) + checkedEndSQL
+	b.WriteString(",\n\t")
+	if session {
+		b.WriteString(checkedSessionCols)
+	} else {
+		b.WriteString(checkedSessionNulls)
+	}
+	b.WriteString(",\n\t" + checkedPageNulls + checkedFromSQL)
+	if apiKey {
+		args = append(args, ids.APIKeyID)
+		b.WriteString(checkedAPIKeyJoin + strconv.Itoa(len(args)))
+	}
+	if session {
+		args = append(args, ids.SessionID)
+		b.WriteString(checkedSessionJoin + strconv.Itoa(len(args)))
+	}
+	b.WriteString(checkedPageSQL)
+	if !after.IsZero() {
+		n := len(args)
+		fmt.Fprintf(&b, " AND (created_at, id) > ($%d, $%d)", n+1, n+2)
+		args = append(args, ts(after.CreatedAt), after.ID)
+	}
+	b.WriteString(checkedOrderSQL + strconv.Itoa(fetch) + ")")
+	return b.String(), args
 }
 
 // ListContactsChecked returns the page ListContacts returns and the records
@@ -76,10 +110,7 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 		return store.TokenRecords{}, paginate.Page[store.Contact]{}, wrapCheck(op, err)
 	}
 	limit, fetch := pageSize(req)
-	sql, args := checkedSQL(false, fetch), []any{projectID, ids.SigningKeyID, ids.APIKeyID, ids.SessionID}
-	if !req.After.IsZero() {
-		sql, args = checkedSQL(true, fetch), append(args, ts(req.After.CreatedAt), req.After.ID)
-	}
+	sql, args := checkedSQL(projectID, ids, req.After, fetch)
 	var recs store.TokenRecords
 	var items []store.Contact
 	err := s.read(ctx, op, func(q querier) error {

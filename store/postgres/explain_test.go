@@ -46,9 +46,11 @@ func TestListContacts_UsesIndex(t *testing.T) {
 	require.NoError(t, err)
 	_, err = conn.Exec(ctx, "PREPARE list_first(text, bigint) AS "+listContactsFirstSQL)
 	require.NoError(t, err)
-	_, err = conn.Exec(ctx, "PREPARE checked_first(text, text, text, text) AS "+checkedSQL(false, 26))
+	firstSQL, _ := checkedSQL("p", store.TokenRecordIDs{SigningKeyID: "sk_a", APIKeyID: "key_a"}, paginate.Cursor{}, 26)
+	_, err = conn.Exec(ctx, "PREPARE checked_first(text, text, text) AS "+firstSQL)
 	require.NoError(t, err)
-	_, err = conn.Exec(ctx, "PREPARE checked_after(text, text, text, text, timestamptz, text) AS "+checkedSQL(true, 26))
+	afterSQL, _ := checkedSQL("p", store.TokenRecordIDs{SigningKeyID: "sk_a", SessionID: "rf_a"}, paginate.Cursor{ID: "ct_m", CreatedAt: time.Now()}, 26)
+	_, err = conn.Exec(ctx, "PREPARE checked_after(text, text, text, timestamptz, text) AS "+afterSQL)
 	require.NoError(t, err)
 
 	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
@@ -57,8 +59,8 @@ func TestListContacts_UsesIndex(t *testing.T) {
 		for _, q := range []struct{ name, exec, cond string }{
 			{"first", "EXECUTE list_first('p', 26)", "(project_id = "},
 			{"after", "EXECUTE list_after('p', '2001-09-09 01:50:00+00', 'ct_m', 26)", "ROW(created_at, id) > ROW("},
-			{"checked first", "EXECUTE checked_first('p', 'sk_a', 'key_a', '')", "(project_id = "},
-			{"checked after", "EXECUTE checked_after('p', 'sk_a', '', 'rf_a', '2001-09-09 01:50:00+00', 'ct_m')", "ROW(created_at, id) > ROW("},
+			{"checked first", "EXECUTE checked_first('p', 'sk_a', 'key_a')", "(project_id = "},
+			{"checked after", "EXECUTE checked_after('p', 'sk_a', 'rf_a', '2001-09-09 01:50:00+00', 'ct_m')", "ROW(created_at, id) > ROW("},
 		} {
 			rows, err := conn.Query(ctx, "EXPLAIN (FORMAT TEXT) "+q.exec)
 			require.NoError(t, err)
