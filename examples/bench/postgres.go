@@ -29,6 +29,8 @@ package main
 //
 // The CPU columns split each run's CPU time per request between the
 // example server and the PostgreSQL server's processes on this machine.
+// Parameters of URL that start with pool_ (pool_max_conns=16) are given to
+// the example server's pool only.
 
 import (
 	"bytes"
@@ -75,7 +77,8 @@ func runPostgres(c config) error {
 		return err
 	}
 	defer cleanup()
-	db, drop, err := createDatabase(c.postgres, "latchkey_bench_")
+	admin, pool := splitPoolParams(c.postgres)
+	db, drop, err := createDatabase(admin, "latchkey_bench_")
 	if err != nil {
 		return err
 	}
@@ -91,6 +94,13 @@ func runPostgres(c config) error {
 	syncCommit, err := showSetting(db, "synchronous_commit")
 	if err != nil {
 		return err
+	}
+	if pool != "" {
+		// The server's pool settings go to its -db URL only.
+		db += "&" + pool
+		if !strings.Contains(db, "?") {
+			db = strings.Replace(db, "&", "?", 1)
+		}
 	}
 	data := filepath.Join(work, "data")
 	cli := func(stdin io.Reader, args ...string) (map[string]any, error) {
@@ -354,6 +364,25 @@ func postgresCPU() time.Duration {
 		}
 	}
 	return total
+}
+
+// splitPoolParams returns the URL u without its pgxpool parameters
+// (pool_max_conns and the other pool_ ones, which a plain connection
+// refuses), and those parameters as a query string.
+func splitPoolParams(u string) (admin, pool string) {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u, ""
+	}
+	q, pq := p.Query(), url.Values{}
+	for k, v := range q {
+		if strings.HasPrefix(k, "pool_") {
+			pq[k] = v
+			delete(q, k)
+		}
+	}
+	p.RawQuery = q.Encode()
+	return p.String(), pq.Encode()
 }
 
 // redact returns the URL u without its password.
