@@ -195,7 +195,9 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 
 	l.mux, l.allow = newMux(l.routes(parts{
 		identity: ident,
-		contacts: contacts.NewHandler(st, &contacts.Options{Logger: o.Logger}),
+		// Behind DeferredMiddleware (routes.go): on a store that reads a
+		// page with the token's records (PostgreSQL), one call each.
+		contacts: contacts.NewHandler(l.verifier.CheckedContacts(st), &contacts.Options{Logger: o.Logger}),
 	}))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

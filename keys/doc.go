@@ -34,8 +34,13 @@
 // documentation for the exact rules. [Verifier.Middleware] reads the token
 // from the Authorization header only, puts the [Principal] in the request
 // context and answers 401 invalid_token with an RFC 6750 challenge
-// otherwise. [Keyring.JWKSHandler] publishes the project's unretired public
-// keys so other services can verify its tokens.
+// otherwise. [Verifier.DeferredMiddleware] does the same for read-only
+// handlers that list through [Verifier.CheckedContacts]: on a store that
+// implements [store.CheckedContactLister] (PostgreSQL), a request reads the
+// token's records and its page in one store call, and nothing of the
+// answer is sent before those records allow the token.
+// [Keyring.JWKSHandler] publishes the project's unretired public keys so
+// other services can verify its tokens.
 //
 // # Usage
 //

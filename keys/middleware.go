@@ -36,15 +36,21 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 		}
 		p, err := v.Verify(ctx, project, token)
 		if err != nil {
-			if !errors.Is(err, ErrInvalidToken) {
-				httpapi.WriteError(w, r, v.logger, err)
-				return
-			}
-			v.unauthorized(w, r, project, true, ReasonOf(err))
+			v.refuse(w, r, project, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(contextWithPrincipal(ctx, p)))
 	})
+}
+
+// refuse answers a request whose presented token Verify did not accept
+// with err: 401 for a refusal, else (a store failure) the error's answer.
+func (v *Verifier) refuse(w http.ResponseWriter, r *http.Request, project string, err error) {
+	if !errors.Is(err, ErrInvalidToken) {
+		httpapi.WriteError(w, r, v.logger, err)
+		return
+	}
+	v.unauthorized(w, r, project, true, ReasonOf(err))
 }
 
 // unauthorized logs an authentication failure and answers 401 with the

@@ -159,14 +159,11 @@ func (v *Verifier) verify(ctx context.Context, projectID, token string, touch bo
 	var rv requestVersion
 	now := v.now()
 	sum := sha256.Sum256([]byte(token))
-	c, hit := v.cache.get(sum, projectID)
+	c, hit, err := v.cached(sum, projectID, now)
+	if err != nil {
+		return nil, err
+	}
 	if hit {
-		if err := c.CheckTime(now, v.leeway); err != nil {
-			if errors.Is(err, ErrTokenExpired) {
-				v.cache.remove(sum)
-			}
-			return nil, err
-		}
 		if _, err := v.signingKey(ctx, projectID, c.KeyID, &rv); err != nil {
 			return nil, err
 		}
@@ -187,19 +184,42 @@ func (v *Verifier) verify(ctx context.Context, projectID, token string, touch bo
 		rv = *frv
 		v.cache.add(sum, projectID, c)
 	}
+	if err := v.checkRecords(ctx, projectID, c, now, touch, &rv); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// cached returns the claims of the token whose SHA-256 is sum if the
+// verification cache holds them for projectID, checked against the clock at
+// now: an error when they are no longer valid at now (an expired token also
+// leaves the cache).
+func (v *Verifier) cached(sum [32]byte, projectID string, now time.Time) (*Claims, bool, error) {
+	c, hit := v.cache.get(sum, projectID)
+	if !hit {
+		return nil, false, nil
+	}
+	if err := c.CheckTime(now, v.leeway); err != nil {
+		if errors.Is(err, ErrTokenExpired) {
+			v.cache.remove(sum)
+		}
+		return nil, false, err
+	}
+	return c, true, nil
+}
+
+// checkRecords checks the records of the API key or the session that the
+// claims c speak for (the signing key is checked by the caller).
+func (v *Verifier) checkRecords(ctx context.Context, projectID string, c *Claims, now time.Time, touch bool, rv *requestVersion) error {
 	switch c.Kind() {
 	case KindUser:
 		if c.SessionID != "" {
-			if err := v.checkSession(ctx, projectID, c, now, &rv); err != nil {
-				return nil, err
-			}
+			return v.checkSession(ctx, projectID, c, now, rv)
 		}
 	case KindAPIKey:
-		if err := v.checkAPIKey(ctx, projectID, c.Subject, now, touch, &rv); err != nil {
-			return nil, err
-		}
+		return v.checkAPIKey(ctx, projectID, c.Subject, now, touch, rv)
 	}
-	return c, nil
+	return nil
 }
 
 // principalOf is who the claims c of a token verified for projectID speak
@@ -274,13 +294,19 @@ func (v *Verifier) checkAPIKey(ctx context.Context, projectID, id string, now ti
 			v.keyRecs.put(k, r)
 		}
 	}
+	return v.useAPIKey(ctx, k, r, now, touch)
+}
+
+// useAPIKey refuses the API key k if its record r says it is revoked, and,
+// if touch, records its use at most once per TouchInterval.
+func (v *Verifier) useAPIKey(ctx context.Context, k recordKey, r apiKeyRecord, now time.Time, touch bool) error {
 	if r.revoked {
 		return revoked("revoked API key")
 	}
 	if touch && now.Sub(r.lastUsed) >= v.touchInterval && v.claimTouch(k, now) {
-		if err := v.st.TouchAPIKey(ctx, projectID, id, now); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := v.st.TouchAPIKey(ctx, k.project, k.id, now); err != nil && !errors.Is(err, store.ErrNotFound) {
 			// Last-used is informational; the request goes on.
-			v.logger.WarnContext(ctx, "recording API key use failed", "project", projectID, "key", id, "err", err)
+			v.logger.WarnContext(ctx, "recording API key use failed", "project", k.project, "key", k.id, "err", err)
 		}
 	}
 	return nil
@@ -311,6 +337,12 @@ func (v *Verifier) checkSession(ctx context.Context, projectID string, c *Claims
 			v.sesRecs.put(k, r)
 		}
 	}
+	return r.allows(c, now)
+}
+
+// allows refuses the login token of claims c unless the session record r
+// is its user's and live at now.
+func (r sessionRecord) allows(c *Claims, now time.Time) error {
 	if r.family.UserID != c.Subject {
 		return malformed("session of another user")
 	}

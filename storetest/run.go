@@ -55,6 +55,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	if _, ok := newStore(t).(store.ChangeVersioner); ok {
 		groups = append(groups, group{"ChangeVersion", changeVersionCases()})
 	}
+	if isCheckedLister(newStore(t)) {
+		groups = append(groups, group{"CheckedContacts", checkedListCases()})
+	}
 	runGroups(t, newStore, groups)
 }
 
@@ -83,6 +86,9 @@ func RunShared(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 	cases := sharedCases()
 	if a, _ := open(t); isChangeVersioner(a) {
 		cases = append(cases, sharedCase{"ChangeVersion/OtherHandleWrite", testSharedChangeVersion})
+	}
+	if a, _ := open(t); isCheckedLister(a) {
+		cases = append(cases, sharedCase{"CheckedContacts/OtherHandleWrite", testSharedChecked})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

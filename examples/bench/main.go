@@ -115,6 +115,8 @@ type config struct {
 	propagation bool
 	revocations int
 	pg          string
+
+	postgres string // -postgres: the PostgreSQL load benchmark (postgres.go)
 }
 
 func main() {
@@ -132,6 +134,7 @@ func main() {
 	flag.BoolVar(&c.propagation, "propagation", false, "measure how fast revocations reach a remote verifier instead (see propagation.go)")
 	flag.IntVar(&c.revocations, "revocations", 100, "revocations per series (-propagation)")
 	flag.StringVar(&c.pg, "pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server on which -propagation creates and drops a database")
+	flag.StringVar(&c.postgres, "postgres", "", "run the load benchmark on PostgreSQL instead: a server URL on which it creates and drops a database (see postgres.go)")
 	flag.Parse()
 	if c.rounds < 1 {
 		fmt.Fprintln(os.Stderr, "bench: -rounds must be at least 1")
@@ -151,6 +154,9 @@ func main() {
 	}
 	if c.propagation {
 		run = runPropagation
+	}
+	if c.postgres != "" {
+		run = runPostgres
 	}
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -148,7 +148,7 @@ func propagationSQLite(c config, bin, dir string) ([]*series, error) {
 // server of c.pg: two server instances, the verifier following B, logouts
 // sent to A, the CLI revoking API keys.
 func propagationPostgres(c config, bin, dir string) (_ []*series, err error) {
-	db, drop, err := createDatabase(c.pg)
+	db, drop, err := createDatabase(c.pg, "latchkey_propagation_")
 	if err != nil {
 		return nil, err
 	}
@@ -372,20 +372,20 @@ func logout(base, refresh string) error {
 	return nil
 }
 
-// createDatabase creates a database for the run on the server of admin and
-// returns its URL and a function that drops it.
-func createDatabase(admin string) (string, func() error, error) {
+// createDatabase creates a database named prefix and a number for the run
+// on the server of admin and returns its URL and a function that drops it.
+func createDatabase(admin, prefix string) (string, func() error, error) {
 	u, err := url.Parse(admin)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return "", nil, errors.New("-pg must be a postgres:// URL")
+		return "", nil, errors.New("the server must be given as a postgres:// URL")
 	}
-	name := fmt.Sprintf("latchkey_propagation_%d", time.Now().UnixNano())
+	name := fmt.Sprintf("%s%d", prefix, time.Now().UnixNano())
 	exec := func(sql string) error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		conn, err := pgx.Connect(ctx, admin)
 		if err != nil {
-			return fmt.Errorf("connecting to -pg: %w", err)
+			return fmt.Errorf("connecting to %s: %w", u.Redacted(), err)
 		}
 		defer conn.Close(context.Background())
 		_, err = conn.Exec(ctx, sql)

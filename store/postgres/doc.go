@@ -2,7 +2,8 @@
 // github.com/jackc/pgx/v5's connection pool. Several server instances on
 // several machines may share one database: every rule of the store
 // contract holds across them. The Store also implements
-// [store.RevocationWatcher].
+// [store.RevocationWatcher] and [store.CheckedContactLister] (a page of
+// contacts and a token's records in one statement).
 //
 // # Usage
 //

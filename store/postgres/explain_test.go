@@ -21,7 +21,9 @@ import (
 // are a range scan of contacts_keyset with the cursor in the index
 // condition, under a custom and a generic plan (pgx prepares statements, and
 // PostgreSQL moves a prepared statement to a generic plan after five runs),
-// with no sort and no OFFSET.
+// with no sort and no OFFSET; and that ListContactsChecked's statements read
+// the same range, and the token's records by primary key, with no sort
+// either.
 func TestListContacts_UsesIndex(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(ctx, pgtest.NewDatabase(t), &Options{Logger: slog.New(slog.DiscardHandler)})
@@ -44,6 +46,12 @@ func TestListContacts_UsesIndex(t *testing.T) {
 	require.NoError(t, err)
 	_, err = conn.Exec(ctx, "PREPARE list_first(text, bigint) AS "+listContactsFirstSQL)
 	require.NoError(t, err)
+	firstSQL, _ := checkedSQL("p", store.TokenRecordIDs{SigningKeyID: "sk_a", APIKeyID: "key_a"}, paginate.Cursor{}, 26)
+	_, err = conn.Exec(ctx, "PREPARE checked_first(text, text, text) AS "+firstSQL)
+	require.NoError(t, err)
+	afterSQL, _ := checkedSQL("p", store.TokenRecordIDs{SigningKeyID: "sk_a", SessionID: "rf_a"}, paginate.Cursor{ID: "ct_m", CreatedAt: time.Now()}, 26)
+	_, err = conn.Exec(ctx, "PREPARE checked_after(text, text, text, timestamptz, text) AS "+afterSQL)
+	require.NoError(t, err)
 
 	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 		_, err = conn.Exec(ctx, "SET plan_cache_mode = "+mode)
@@ -51,6 +59,8 @@ func TestListContacts_UsesIndex(t *testing.T) {
 		for _, q := range []struct{ name, exec, cond string }{
 			{"first", "EXECUTE list_first('p', 26)", "(project_id = "},
 			{"after", "EXECUTE list_after('p', '2001-09-09 01:50:00+00', 'ct_m', 26)", "ROW(created_at, id) > ROW("},
+			{"checked first", "EXECUTE checked_first('p', 'sk_a', 'key_a')", "(project_id = "},
+			{"checked after", "EXECUTE checked_after('p', 'sk_a', 'rf_a', '2001-09-09 01:50:00+00', 'ct_m')", "ROW(created_at, id) > ROW("},
 		} {
 			rows, err := conn.Query(ctx, "EXPLAIN (FORMAT TEXT) "+q.exec)
 			require.NoError(t, err)
@@ -68,6 +78,9 @@ func TestListContacts_UsesIndex(t *testing.T) {
 			assert.Contains(t, text, "Index Cond: ", name)
 			assert.Contains(t, text, q.cond, name)
 			assert.NotContains(t, text, "Sort", name)
+			if strings.HasPrefix(q.name, "checked") {
+				assert.Contains(t, text, "Index Scan using signing_keys_pkey", name)
+			}
 			assert.NotContains(t, text, "Seq Scan", name)
 		}
 	}
@@ -170,7 +183,15 @@ func TestNewListQueries_UseIndexes(t *testing.T) {
 			assert.NotContains(t, text, "Seq Scan", name)
 			if q.index != "users_email_unique" {
 				// The prefix range is sorted; every keyset scan is not.
-				assert.NotContains(t, text, "Sort", name)
+				if strings.HasPrefix(q.name, "checked") {
+					// The outer ORDER BY sorts the page (limit+1 rows, below
+					// the Limit), never the range.
+					assert.Contains(t, text, "->  Limit", name)
+					assert.Equal(t, 1, strings.Count(text, "Sort Key"), name)
+					assert.Contains(t, text, "Index Scan using signing_keys_pkey", name)
+				} else {
+					assert.NotContains(t, text, "Sort", name)
+				}
 			}
 		}
 	}

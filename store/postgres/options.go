@@ -18,7 +18,7 @@ type Options struct {
 	NoMigrate bool
 	// MaxConns is the largest number of connections the store's pool
 	// opens. Zero means the pool_max_conns parameter of the URL if given,
-	// else pgxpool's default: the greater of 4 and runtime.NumCPU().
+	// else DefaultMaxConns.
 	MaxConns int
 	// AcquireTimeout bounds how long a call waits for a connection of the
 	// pool (every connection busy, or a new one being made) before it
@@ -32,6 +32,15 @@ type Options struct {
 	// to it. Zero means one minute; a negative value never prunes.
 	ThrottlePruneInterval time.Duration
 }
+
+// DefaultMaxConns is the size of the store's pool when neither
+// Options.MaxConns nor the URL's pool_max_conns sets it. A commit waits for
+// the server's disk, and PostgreSQL flushes the commits that wait together
+// in one write, so writes (refresh rotations, above all) scale with the
+// connections that can wait at once, well beyond the processor count that
+// bounds reads. Sixteen per instance keeps six instances under the server's
+// default max_connections of 100.
+const DefaultMaxConns = 16
 
 func (o *Options) withDefaults() Options {
 	var r Options

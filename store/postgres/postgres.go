@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	neturl "net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,8 +61,11 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if o.MaxConns < 0 || o.MaxConns > math.MaxInt32 {
 		return nil, fmt.Errorf("postgres: Options.MaxConns %d out of range", o.MaxConns)
 	}
-	if o.MaxConns > 0 {
+	switch {
+	case o.MaxConns > 0:
 		cfg.MaxConns = int32(o.MaxConns)
+	case !setsPoolMaxConns(url):
+		cfg.MaxConns = DefaultMaxConns
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 && o.AcquireTimeout > 0 {
 		// Without a bound, a dial to a server that accepts and never
@@ -105,6 +110,21 @@ func (s *Store) Close() error {
 	s.watch.close()
 	s.pool.Close()
 	return nil
+}
+
+// setsPoolMaxConns reports whether the connection string connString (a URL
+// or keyword/value pairs) gives pool_max_conns.
+func setsPoolMaxConns(connString string) bool {
+	if strings.HasPrefix(connString, "postgres://") || strings.HasPrefix(connString, "postgresql://") {
+		u, err := neturl.Parse(connString)
+		return err == nil && u.Query().Has("pool_max_conns")
+	}
+	for _, f := range strings.Fields(connString) {
+		if k, _, ok := strings.Cut(f, "="); ok && strings.TrimSpace(k) == "pool_max_conns" {
+			return true
+		}
+	}
+	return false
 }
 
 // ts returns t as the store keeps it: UTC, truncated to microseconds.

@@ -1,0 +1,394 @@
+package main
+
+// The load benchmark on PostgreSQL (-postgres URL)
+//
+//	go run ./examples/bench -postgres 'postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable'
+//
+// measures what the PostgreSQL store costs, with the method of the SQLite
+// run. On a database created for the run on the server of URL (and dropped
+// after it; -keep keeps it), with the example server and `-db`:
+//
+//  1. seeds 1,000,000 contacts (-n) in project default with `contact seed`
+//     (COPY, in batches of 10,000; timed), adds a marker contact and 100
+//     more, creates an API key, and a user who logs in -c times plus once:
+//     one session per connection of the refresh run, and a login token;
+//  2. starts the example server on the database (timed until the first 200
+//     of GET /v1/contacts?limit=25);
+//  3. drives, one after the other, in -rounds rounds with the order rotated
+//     each round: wrk (-t2 -c32 -d10s) on a bare net/http handler in this
+//     process writing the same bytes as page 1; page 1 with the API key;
+//     page 1 with the login token; the page after 1,000,001 contacts (API
+//     key); and refresh chains: -c connections, each rotating its own
+//     session's refresh token in a loop (POST /v1/identity/refresh with the
+//     token the previous answer gave), counting rotations per second;
+//  4. prints each round, the medians, and the targets: page 1 at or above
+//     0.25x the bare handler, API key and login token alike; the deep page
+//     at or above 0.9x page 1 (ratios taken within each round, median over
+//     the rounds); at least 1,500 refresh rotations/s, with the server's
+//     synchronous_commit (printed) on.
+//
+// The CPU columns split each run's CPU time per request between the
+// example server and the PostgreSQL server's processes on this machine.
+// Parameters of URL that start with pool_ (pool_max_conns=16) are given to
+// the example server's pool only.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// pgTarget is one load the PostgreSQL benchmark drives, and its results,
+// one per round.
+type pgTarget struct {
+	name   string
+	run    func() (float64, string, error) // requests (or rotations) per second, latency
+	server bool                            // served by the example server (not the bare handler)
+	rounds []pgResult
+}
+
+// pgResult is one run of a target.
+type pgResult struct {
+	rps         float64
+	lat         string
+	serverCPU   time.Duration // the process that answered
+	postgresCPU time.Duration // every postgres process of this machine
+}
+
+func runPostgres(c config) error {
+	work, bin, cleanup, err := prepare(c, "latchkey-bench-pg-", "work directory:")
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	admin, pool := splitPoolParams(c.postgres)
+	db, drop, err := createDatabase(admin, "latchkey_bench_")
+	if err != nil {
+		return err
+	}
+	if c.keep {
+		fmt.Println("database:", redact(db))
+	} else {
+		defer func() {
+			if err := drop(); err != nil {
+				fmt.Fprintln(os.Stderr, "bench: dropping the database:", err)
+			}
+		}()
+	}
+	syncCommit, err := showSetting(db, "synchronous_commit")
+	if err != nil {
+		return err
+	}
+	if pool != "" {
+		// The server's pool settings go to its -db URL only.
+		db += "&" + pool
+		if !strings.Contains(db, "?") {
+			db = strings.Replace(db, "&", "?", 1)
+		}
+	}
+	data := filepath.Join(work, "data")
+	cli := func(stdin io.Reader, args ...string) (map[string]any, error) {
+		return runCLIWith(bin, data, stdin, append(args[:2:2], append([]string{"-db", db}, args[2:]...)...)...)
+	}
+
+	fmt.Printf("seeding %d contacts with COPY ...\n", c.contacts)
+	start := time.Now()
+	if _, err := cli(nil, "contact", "seed", "-project", "default", "-n", strconv.Itoa(c.contacts)); err != nil {
+		return err
+	}
+	seed := time.Since(start)
+	marker, err := cli(nil, "contact", "create", "-project", "default", "-name", "Marker")
+	if err != nil {
+		return err
+	}
+	if _, err := cli(nil, "contact", "seed", "-project", "default", "-n", "100"); err != nil {
+		return err
+	}
+	key, err := cli(nil, "key", "create", "-project", "default", "-name", "bench")
+	if err != nil {
+		return err
+	}
+	apiKey := key["token"].(string)
+	const email, password = "bench@example.com", "bench-password-1"
+	if _, err := cli(strings.NewReader(password+"\n"), "user", "create", "-project", "default", "-email", email); err != nil {
+		return err
+	}
+	cursor := marker["id"].(string) + ":" + marker["created_at"].(string)
+
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	logFile, err := os.Create(filepath.Join(work, "server.log"))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	srv := exec.Command(bin, "serve", "-data", data, "-db", db, "-addr", addr)
+	srv.Stdout, srv.Stderr = io.Discard, logFile
+	base := "http://" + addr
+	page1URL := base + "/v1/contacts?limit=25"
+	deepURL := page1URL + "&cursor=" + url.QueryEscape(cursor)
+	start = time.Now()
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		_ = srv.Process.Signal(syscall.SIGTERM)
+		_ = srv.Wait()
+	}()
+	page1, hdr, err := waitReady(page1URL, apiKey, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	ready := time.Since(start)
+	if deep, _, err := get(deepURL, apiKey); err != nil {
+		return err
+	} else if !bytes.Contains(deep, []byte(`"data":[{`)) {
+		return fmt.Errorf("the deep page is empty: %s", deep)
+	}
+
+	fmt.Printf("logging in %d sessions ...\n", c.conns+1)
+	userToken, _, err := login(base, email, password)
+	if err != nil {
+		return err
+	}
+	if _, _, err := get(page1URL, userToken); err != nil {
+		return err
+	}
+	chains := make([]string, c.conns)
+	for i := range chains {
+		if _, chains[i], err = login(base, email, password); err != nil {
+			return err
+		}
+	}
+
+	bare, err := startBare(page1, hdr)
+	if err != nil {
+		return err
+	}
+	defer bare.Close()
+	bareURL := "http://" + bare.Addr().String() + "/v1/contacts?limit=25"
+	wrkOn := func(u, token string) func() (float64, string, error) {
+		return func() (float64, string, error) { return runWrk(c, u, token) }
+	}
+	targets := []*pgTarget{
+		{name: "bare net/http, same bytes", run: wrkOn(bareURL, "")},
+		{name: "page 1, API key", run: wrkOn(page1URL, apiKey), server: true},
+		{name: "page 1, login token", run: wrkOn(page1URL, userToken), server: true},
+		{name: "after 1,000,001 contacts, API key", run: wrkOn(deepURL, apiKey), server: true},
+		{name: "refresh rotations", run: func() (float64, string, error) { return refreshChains(base, chains, c.duration) }, server: true},
+	}
+	fmt.Printf("synchronous_commit = %s; %d rounds of: bare, page 1 (API key), page 1 (login token), deep page (wrk -t%d -c%d -d%s), refresh chains (%d connections, %s); the order rotated each round\n",
+		syncCommit, c.rounds, c.threads, c.conns, c.duration, c.conns, c.duration)
+	for r := range c.rounds {
+		for i := range targets {
+			t := targets[(r+i)%len(targets)]
+			pid := os.Getpid()
+			if t.server {
+				pid = srv.Process.Pid
+			}
+			cpu0, pg0 := cpuTime(pid), postgresCPU()
+			rps, lat, err := t.run()
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			t.rounds = append(t.rounds, pgResult{rps: rps, lat: lat, serverCPU: cpuTime(pid) - cpu0, postgresCPU: postgresCPU() - pg0})
+		}
+		bareR, keyR, userR, deepR, refR := targets[0].rounds[r], targets[1].rounds[r], targets[2].rounds[r], targets[3].rounds[r], targets[4].rounds[r]
+		fmt.Printf("  round %d: bare %6.0f  key %6.0f (%.2fx)  login %6.0f (%.2fx)  deep %6.0f (%.2fx page 1)  refresh %5.0f/s\n",
+			r+1, bareR.rps, keyR.rps, keyR.rps/bareR.rps, userR.rps, userR.rps/bareR.rps, deepR.rps, deepR.rps/keyR.rps, refR.rps)
+	}
+	ratio := func(num, den int) float64 {
+		rs := make([]float64, c.rounds)
+		for r := range rs {
+			rs[r] = targets[num].rounds[r].rps / targets[den].rounds[r].rps
+		}
+		return median(rs)
+	}
+	keyRatio, userRatio, deepRatio := ratio(1, 0), ratio(2, 0), ratio(3, 1)
+	refresh := make([]float64, c.rounds)
+	for r := range refresh {
+		refresh[r] = targets[4].rounds[r].rps
+	}
+	rotations := median(refresh)
+
+	fmt.Println()
+	fmt.Printf("%-34s %10s %12s %14s %14s   (medians over the rounds)\n", "", "req/s", "avg latency", "server CPU/req", "postgres CPU/req")
+	for _, t := range targets {
+		m := t.median()
+		fmt.Printf("%-34s %10.0f %12s %14s %14s\n", t.name, m.rps, m.lat, perRequest(m.serverCPU, m.rps, c.duration), perRequest(m.postgresCPU, m.rps, c.duration))
+	}
+	fmt.Println()
+	check := func(name string, ok bool, got, target string) {
+		mark := "ok  "
+		if !ok {
+			mark = "MISS"
+		}
+		fmt.Printf("%s %-34s %14s   target %s\n", mark, name, got, target)
+	}
+	check("page 1 (API key) / bare", keyRatio >= 0.25, fmt.Sprintf("%.2fx", keyRatio), ">= 0.25x")
+	check("page 1 (login token) / bare", userRatio >= 0.25, fmt.Sprintf("%.2fx", userRatio), ">= 0.25x")
+	check("deep page / page 1", deepRatio >= 0.9, fmt.Sprintf("%.2fx", deepRatio), ">= 0.90x")
+	check("refresh rotations/s", rotations >= 1500 && syncCommit == "on", fmt.Sprintf("%.0f", rotations), ">= 1,500 with synchronous_commit=on")
+	fmt.Printf("     %-34s %14s\n", fmt.Sprintf("seed %d contacts", c.contacts), fmt.Sprintf("%.1f s", seed.Seconds()))
+	fmt.Printf("     %-34s %14s\n", "serve ready", fmt.Sprintf("%d ms", ready.Milliseconds()))
+	return nil
+}
+
+// median returns the round with the median requests per second.
+func (t *pgTarget) median() pgResult {
+	rs := make([]float64, len(t.rounds))
+	for i, r := range t.rounds {
+		rs[i] = r.rps
+	}
+	m := median(rs)
+	for _, r := range t.rounds {
+		if r.rps == m {
+			return r
+		}
+	}
+	return t.rounds[0]
+}
+
+// refreshChains rotates each of the refresh tokens in chains (one session
+// each) on its own connection for d: every rotation POSTs the token the
+// previous one returned. It updates chains to the newest tokens and returns
+// the rotations per second and their mean latency. Any answer but 200 fails
+// the run.
+func refreshChains(base string, chains []string, d time.Duration) (float64, string, error) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: len(chains), MaxConnsPerHost: len(chains)}, Timeout: 30 * time.Second}
+	defer client.CloseIdleConnections()
+	var n, busy atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, len(chains))
+	stop := time.Now().Add(d)
+	began := time.Now()
+	for i := range chains {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(stop) {
+				t0 := time.Now()
+				next, err := rotate(client, base, chains[i])
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				busy.Add(int64(time.Since(t0)))
+				n.Add(1)
+				chains[i] = next
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(began)
+	if err := errors.Join(errs...); err != nil {
+		return 0, "", err
+	}
+	if n.Load() == 0 {
+		return 0, "", errors.New("no rotation completed")
+	}
+	lat := time.Duration(busy.Load() / n.Load()).Round(10 * time.Microsecond)
+	return float64(n.Load()) / elapsed.Seconds(), lat.String(), nil
+}
+
+// rotate exchanges the refresh token rt at base and returns its successor.
+func rotate(client *http.Client, base, rt string) (string, error) {
+	body, _ := json.Marshal(map[string]string{"refresh_token": rt})
+	res, err := client.Post(base+"/v1/identity/refresh", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return "", err
+	}
+	if res.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("refresh: %s: %s", res.Status, b)
+	}
+	var ts struct {
+		RefreshToken string `json:"refresh_token"`
+	}
+	if err := json.Unmarshal(b, &ts); err != nil || ts.RefreshToken == "" {
+		return "", fmt.Errorf("refresh: no refresh_token in %q", b)
+	}
+	return ts.RefreshToken, nil
+}
+
+// showSetting returns a setting of the server of db, as SHOW prints it.
+func showSetting(db, name string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		return "", fmt.Errorf("connecting to %s: %w", redact(db), err)
+	}
+	defer conn.Close(context.Background())
+	var v string
+	err = conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v)
+	return v, err
+}
+
+// postgresCPU returns the CPU time used so far by every process of this
+// machine named postgres (the server and its backends; a backend that
+// exits between two readings drops out of the difference).
+func postgresCPU() time.Duration {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var total time.Duration
+	for _, d := range dirs {
+		comm, err := os.ReadFile(filepath.Join(d, "comm"))
+		if err != nil || strings.TrimSpace(string(comm)) != "postgres" {
+			continue
+		}
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err == nil {
+			total += cpuTime(pid)
+		}
+	}
+	return total
+}
+
+// splitPoolParams returns the URL u without its pgxpool parameters
+// (pool_max_conns and the other pool_ ones, which a plain connection
+// refuses), and those parameters as a query string.
+func splitPoolParams(u string) (admin, pool string) {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u, ""
+	}
+	q, pq := p.Query(), url.Values{}
+	for k, v := range q {
+		if strings.HasPrefix(k, "pool_") {
+			pq[k] = v
+			delete(q, k)
+		}
+	}
+	p.RawQuery = q.Encode()
+	return p.String(), pq.Encode()
+}
+
+// redact returns the URL u without its password.
+func redact(u string) string {
+	if p, err := url.Parse(u); err == nil {
+		return p.Redacted()
+	}
+	return "(a database URL)"
+}

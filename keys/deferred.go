@@ -1,0 +1,282 @@
+package keys
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/paginate"
+	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/tenant"
+)
+
+// DeferredMiddleware is [Verifier.Middleware] for read-only handlers that
+// read through a store wrapped by [Verifier.CheckedContacts], so that a
+// request can read the token's records and its answer in one store call.
+//
+// A token the verification cache already holds, valid by the clock, is
+// admitted to next with its check pending: the records of its signing key,
+// API key or session are still to be read. The handler's writes are held
+// until the check is decided: a CheckedContacts read decides it from the
+// records it read with the page; otherwise the first write (or the
+// handler's return) reads the records from the store as Middleware does.
+// No byte of the handler's answer (not even its status) is sent before the
+// records allow it; a refused token is answered 401 as Middleware answers
+// it, and the handler's answer is dropped. Any other token is checked
+// first, exactly as Middleware checks it.
+//
+// next must not change anything on the strength of the principal in its
+// context before the check is decided: it is for handlers that only read.
+func (v *Verifier) DeferredMiddleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		project, ok := tenant.FromContext(ctx)
+		if !ok {
+			httpapi.WriteError(w, r, v.logger, errors.New("keys: DeferredMiddleware: no project in the request context (mount it below the tenant resolver)"))
+			return
+		}
+		token, presented, reason := BearerToken(r.Header)
+		if reason != "" {
+			v.unauthorized(w, r, project, presented, reason)
+			return
+		}
+		pc, err := v.begin(ctx, project, token)
+		if err != nil {
+			v.refuse(w, r, project, err)
+			return
+		}
+		ctx = contextWithPrincipal(ctx, principalOf(project, pc.claims))
+		if pc.done {
+			next.ServeHTTP(w, r.WithContext(ctx))
+			return
+		}
+		g := &guardedWriter{w: w, r: r, pc: pc}
+		next.ServeHTTP(g, r.WithContext(context.WithValue(ctx, pendingKey{}, pc)))
+		g.allowed() // a handler that wrote nothing: a refusal is still answered
+	})
+}
+
+// pendingCheck is the check of one request's token whose signature and
+// claims are verified while the records it depends on may still be to
+// read. It is decided once; its methods are safe for concurrent use.
+type pendingCheck struct {
+	v       *Verifier
+	project string
+	claims  *Claims
+	now     time.Time
+
+	mu   sync.Mutex
+	done bool
+	err  error // the decision, once done: nil admits the token
+}
+
+// pendingKey is the context key of a request's *pendingCheck.
+type pendingKey struct{}
+
+// begin checks token for projectID as far as it can without the store: a
+// token in the verification cache and valid at now gives an undecided
+// check. Any other token is verified at once (Verify), and gives a decided
+// check or its refusal.
+func (v *Verifier) begin(ctx context.Context, projectID, token string) (*pendingCheck, error) {
+	pc := &pendingCheck{v: v, project: projectID, now: v.now()}
+	if token != "" && len(token) <= MaxTokenBytes && projectID != "" {
+		c, hit, err := v.cached(sha256.Sum256([]byte(token)), projectID, pc.now)
+		if err != nil {
+			return nil, err
+		}
+		if hit {
+			pc.claims = c
+			return pc, nil
+		}
+	}
+	c, err := v.verify(ctx, projectID, token, true)
+	if err != nil {
+		return nil, err
+	}
+	pc.claims, pc.done = c, true
+	return pc, nil
+}
+
+// ids names the records the check depends on.
+func (pc *pendingCheck) ids() store.TokenRecordIDs {
+	ids := store.TokenRecordIDs{SigningKeyID: pc.claims.KeyID}
+	switch pc.claims.Kind() {
+	case KindAPIKey:
+		ids.APIKeyID = pc.claims.Subject
+	case KindUser:
+		ids.SessionID = pc.claims.SessionID
+	}
+	return ids
+}
+
+// decided reports whether the check is decided.
+func (pc *pendingCheck) decided() bool {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	return pc.done
+}
+
+// decide decides the check, if it is not yet, by reading the records from
+// the store, and returns the decision.
+func (pc *pendingCheck) decide(ctx context.Context) error {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if !pc.done {
+		var rv requestVersion
+		_, err := pc.v.signingKey(ctx, pc.project, pc.claims.KeyID, &rv)
+		if err == nil {
+			err = pc.v.checkRecords(ctx, pc.project, pc.claims, pc.now, true, &rv)
+		}
+		pc.done, pc.err = true, err
+	}
+	return pc.err
+}
+
+// decideWith decides the check, if it is not yet, from recs, the records
+// ids names as one read saw them, and returns the decision. The rules are
+// Verify's.
+func (pc *pendingCheck) decideWith(ctx context.Context, recs store.TokenRecords) error {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if !pc.done {
+		pc.done, pc.err = true, pc.allows(ctx, recs)
+	}
+	return pc.err
+}
+
+// allows refuses the token unless recs allow it at pc.now.
+func (pc *pendingCheck) allows(ctx context.Context, recs store.TokenRecords) error {
+	c := pc.claims
+	switch sk := recs.SigningKey; {
+	case sk == nil:
+		return wrongProject("unknown kid")
+	case sk.Retired():
+		return retired("retired signing key")
+	}
+	switch c.Kind() {
+	case KindUser:
+		if c.SessionID == "" {
+			return nil
+		}
+		if recs.Session == nil {
+			return revoked("unknown session")
+		}
+		return sessionRecord{family: *recs.Session}.allows(c, pc.now)
+	case KindAPIKey:
+		if recs.APIKey == nil {
+			return revoked("unknown API key")
+		}
+		r := apiKeyRecord{revoked: recs.APIKey.Revoked(), lastUsed: recs.APIKey.LastUsedAt}
+		return pc.v.useAPIKey(ctx, recordKey{pc.project, c.Subject}, r, pc.now, true)
+	}
+	return nil
+}
+
+// errWriteRefused is what a handler's Write returns once its request's
+// token was refused: its answer is not sent.
+var errWriteRefused = errors.New("keys: the request's token was refused; its answer is not sent")
+
+// guardedWriter holds a handler's answer until its request's pending check
+// is decided, and answers 401 instead when the token is refused.
+// Deliberately, it has no Unwrap: http.ResponseController must not reach
+// the connection around it.
+type guardedWriter struct {
+	w  http.ResponseWriter
+	r  *http.Request
+	pc *pendingCheck
+
+	state guardState
+}
+
+type guardState uint8
+
+const (
+	undecided guardState = iota
+	admitted
+	refused // the 401 is written
+)
+
+// allowed decides the check if needed (reading the store), answers a
+// refusal, and reports whether the handler's answer may be sent.
+func (g *guardedWriter) allowed() bool {
+	if g.state == undecided {
+		if err := g.pc.decide(g.r.Context()); err != nil {
+			// The handler's headers are not the refusal's.
+			clear(g.w.Header())
+			g.pc.v.refuse(g.w, g.r, g.pc.project, err)
+			g.state = refused
+		} else {
+			g.state = admitted
+		}
+	}
+	return g.state == admitted
+}
+
+func (g *guardedWriter) Header() http.Header { return g.w.Header() }
+
+func (g *guardedWriter) WriteHeader(status int) {
+	if g.allowed() {
+		g.w.WriteHeader(status)
+	}
+}
+
+func (g *guardedWriter) Write(b []byte) (int, error) {
+	if !g.allowed() {
+		return 0, errWriteRefused
+	}
+	return g.w.Write(b)
+}
+
+// Flush flushes the handler's answer once it may be sent.
+func (g *guardedWriter) Flush() {
+	if g.allowed() {
+		if f, ok := g.w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+}
+
+// CheckedContacts returns st for a handler behind
+// [Verifier.DeferredMiddleware]. When st implements
+// [store.CheckedContactLister] and the request's token check is pending,
+// its ListContacts reads the page and the token's records in one call
+// (ListContactsChecked) and decides the check from those records: a
+// refused token gets an error (a 401 answer, which DeferredMiddleware
+// replaces by its own) and no page. In every other case it is st's
+// ListContacts. When st does not implement the capability, CheckedContacts
+// returns st itself.
+func (v *Verifier) CheckedContacts(st store.ContactStore) store.ContactStore {
+	cl, ok := st.(store.CheckedContactLister)
+	if !ok {
+		return st
+	}
+	return checkedContacts{ContactStore: st, cl: cl}
+}
+
+// checkedContacts is the store CheckedContacts returns.
+type checkedContacts struct {
+	store.ContactStore
+	cl store.CheckedContactLister
+}
+
+func (s checkedContacts) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
+	pc, _ := ctx.Value(pendingKey{}).(*pendingCheck)
+	if pc == nil || pc.project != projectID || pc.decided() {
+		return s.ContactStore.ListContacts(ctx, projectID, req)
+	}
+	recs, page, err := s.cl.ListContactsChecked(ctx, projectID, pc.ids(), req)
+	if err != nil {
+		return paginate.Page[store.Contact]{}, err
+	}
+	if err := pc.decideWith(ctx, recs); err != nil {
+		if errors.Is(err, ErrInvalidToken) {
+			return paginate.Page[store.Contact]{}, httpapi.New(httpapi.CodeInvalidToken, "The bearer token was refused.").WithCause(err)
+		}
+		return paginate.Page[store.Contact]{}, err
+	}
+	return page, nil
+}
