@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
@@ -36,9 +37,9 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch {
 	case body.Email == "":
-		return httpapi.New(httpapi.CodeInvalidRequest, `The field "email" is required.`)
+		return problem.New(problem.CodeInvalidRequest, `The field "email" is required.`)
 	case body.Password == "":
-		return httpapi.New(httpapi.CodeInvalidRequest, `The field "password" is required.`)
+		return problem.New(problem.CodeInvalidRequest, `The field "password" is required.`)
 	}
 	ctx := r.Context()
 	u, err := h.auth.Authenticate(ctx, projectID, body.Email, body.Password, h.addr(r))
@@ -89,9 +90,9 @@ func authError(err error) error {
 	var rl *RateLimitedError
 	switch {
 	case errors.Is(err, ErrInvalidCredentials):
-		return httpapi.New(httpapi.CodeInvalidCredentials, "The email or password is incorrect.")
+		return problem.New(problem.CodeInvalidCredentials, "The email or password is incorrect.")
 	case errors.As(err, &rl):
-		return httpapi.New(httpapi.CodeRateLimited, "Too many failed attempts. Try again later.").
+		return problem.New(problem.CodeRateLimited, "Too many failed attempts. Try again later.").
 			WithHeader("Retry-After", strconv.FormatInt(rl.RetryAfterSeconds(), 10))
 	}
 	return err

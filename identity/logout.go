@@ -7,6 +7,7 @@ import (
 
 	"github.com/latchkey-dev/latchkey/audit"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -21,8 +22,8 @@ func (h *Handler) Logout() http.Handler { return httpapi.Handle(h.log, h.logout)
 
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {
 	projectID, familyID, _, err := h.refreshTokenOf(w, r)
-	var apiErr *httpapi.Error
-	if errors.As(err, &apiErr) && apiErr.Code == httpapi.CodeInvalidRefreshToken {
+	var apiErr *problem.Error
+	if errors.As(err, &apiErr) && apiErr.Code == problem.CodeInvalidRefreshToken {
 		w.WriteHeader(http.StatusNoContent) // no oracle
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
@@ -71,7 +72,7 @@ func (h *Handler) refreshTokenOf(w http.ResponseWriter, r *http.Request) (projec
 		return "", "", 0, err
 	}
 	if body.RefreshToken == "" {
-		return "", "", 0, httpapi.New(httpapi.CodeInvalidRequest, `The field "refresh_token" is required.`)
+		return "", "", 0, problem.New(problem.CodeInvalidRequest, `The field "refresh_token" is required.`)
 	}
 	familyID, gen, ok = h.codec.parse(projectID, body.RefreshToken)
 	if !ok {
@@ -81,5 +82,5 @@ func (h *Handler) refreshTokenOf(w http.ResponseWriter, r *http.Request) (projec
 }
 
 func errInvalidRefresh(cause error) error {
-	return httpapi.New(httpapi.CodeInvalidRefreshToken, "The refresh token is invalid, expired or revoked.").WithCause(cause)
+	return problem.New(problem.CodeInvalidRefreshToken, "The refresh token is invalid, expired or revoked.").WithCause(cause)
 }

@@ -5,7 +5,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/problem"
+	"github.com/latchkey-dev/latchkey/requestid"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
 
@@ -26,7 +27,7 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 		ctx := r.Context()
 		project, ok := tenant.FromContext(ctx)
 		if !ok {
-			httpapi.WriteError(w, r, v.logger, errors.New("keys: Middleware: no project in the request context (mount it below the tenant resolver)"))
+			problem.Write(w, r, v.logger, errors.New("keys: Middleware: no project in the request context (mount it below the tenant resolver)"))
 			return
 		}
 		token, presented, reason := BearerToken(r.Header)
@@ -37,7 +38,7 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 		p, err := v.Verify(ctx, project, token)
 		if err != nil {
 			if !errors.Is(err, ErrInvalidToken) {
-				httpapi.WriteError(w, r, v.logger, err)
+				problem.Write(w, r, v.logger, err)
 				return
 			}
 			v.unauthorized(w, r, project, true, ReasonOf(err))
@@ -51,16 +52,8 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 // RFC 6750 challenge.
 func (v *Verifier) unauthorized(w http.ResponseWriter, r *http.Request, project string, presented bool, reason string) {
 	v.logger.InfoContext(r.Context(), "authentication failed",
-		"project", project, "method", r.Method, "path", r.URL.Path, "reason", reason)
-	var e *httpapi.Error
-	if presented {
-		e = httpapi.New(httpapi.CodeInvalidToken, "The bearer token is malformed, expired, revoked or not valid for this project.").
-			WithHeader("WWW-Authenticate", `Bearer error="invalid_token"`)
-	} else {
-		e = httpapi.New(httpapi.CodeInvalidToken, "This endpoint needs an Authorization: Bearer token.").
-			WithHeader("WWW-Authenticate", "Bearer")
-	}
-	httpapi.WriteError(w, r, v.logger, e)
+		"project", project, "method", r.Method, "path", r.URL.Path, "reason", reason, "request_id", requestid.FromContext(r.Context()))
+	problem.Write(w, r, v.logger, problem.Unauthorized(presented))
 }
 
 // BearerToken extracts the token of an "Authorization: Bearer <token>"
@@ -128,7 +121,7 @@ func isB64Token(s string) bool {
 func (v *Verifier) APIKeyOnly(next http.Handler) http.Handler {
 	return v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p, _ := PrincipalFromContext(r.Context()); p.Kind != KindAPIKey {
-			httpapi.WriteError(w, r, v.logger, httpapi.New(httpapi.CodeForbidden, "This endpoint needs a permanent API key of the project, not a login token."))
+			problem.Write(w, r, v.logger, problem.New(problem.CodeForbidden, "This endpoint needs a permanent API key of the project, not a login token."))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -12,6 +12,8 @@ import (
 	"github.com/latchkey-dev/latchkey"
 	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/problem"
+	"github.com/latchkey-dev/latchkey/requestid"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
@@ -159,17 +161,18 @@ func displayAddr(addr net.Addr) string {
 
 // newRootHandler routes /healthz to the health check and everything else to
 // Latchkey: /p/{project}/... for project {project}, the rest for project
-// default. Every request is logged.
+// default. Every request gets its X-Request-Id (package requestid) and is
+// logged with it.
 func newRootHandler(inst *instance, logger *slog.Logger) http.Handler {
 	api := tenant.ByPath(projectPathPrefix, store.DefaultProject, inst.lk.Handler())
 	health := healthHandler(inst, logger)
-	return logRequests(logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return requestid.Middleware(logRequests(logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" {
 			health.ServeHTTP(w, r)
 			return
 		}
 		api.ServeHTTP(w, r)
-	}))
+	})))
 }
 
 // healthHandler answers GET /healthz with 200 {"status":"ok"} when the store
@@ -177,7 +180,7 @@ func newRootHandler(inst *instance, logger *slog.Logger) http.Handler {
 func healthHandler(inst *instance, logger *slog.Logger) http.Handler {
 	return httpapi.Handle(logger, func(w http.ResponseWriter, r *http.Request) error {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			httpapi.MethodNotAllowed(w, "GET, HEAD")
+			problem.MethodNotAllowed(w, r, "GET, HEAD")
 			return nil
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -192,7 +195,8 @@ func healthHandler(inst *instance, logger *slog.Logger) http.Handler {
 
 // logRequests logs one line per request: method, path (never the query
 // string, which could carry a secret a client put there), status, size,
-// duration and client address. Headers and bodies are never logged.
+// duration, client address and request id. Headers and bodies are never
+// logged.
 func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -209,6 +213,7 @@ func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
 				slog.Int64("bytes", sw.bytes),
 				slog.Duration("duration", time.Since(start)),
 				slog.String("remote", r.RemoteAddr),
+				slog.String("request_id", requestid.FromContext(r.Context())),
 			)
 		}()
 		next.ServeHTTP(sw, r)
