@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"path"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/requestid"
 	"github.com/latchkey-dev/latchkey/store"
@@ -39,9 +42,22 @@ import (
 // one, or the id an outer requestid.Middleware put in the request's context.
 // Handlers find it with requestid.FromContext, and every problem+json body
 // carries it as request_id.
+//
+// Each request is traced as a server span of Options.TracerProvider, a
+// child of the trace context Options.Propagator reads from its headers,
+// named by its method and route ("GET /v1/contacts"), with the attributes
+// http.request.method, http.route, http.response.status_code and
+// latchkey.project: never a token, an email, a password or a query.
 func (l *Latchkey) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, ok := l.begin(w, r)
+		ctx, span := l.startSpan(r)
+		defer span.End()
+		if span.IsRecording() {
+			sw := &statusWriter{ResponseWriter: w}
+			defer sw.report(span)
+			w = sw
+		}
+		ctx, ok := l.begin(ctx, w, r)
 		if !ok {
 			return
 		}
@@ -57,6 +73,9 @@ func (l *Latchkey) Handler() http.Handler {
 		if pattern == "" {
 			l.noRoute(w, r)
 			return
+		}
+		if span.IsRecording() {
+			nameSpan(span, r.Method, pattern)
 		}
 		h.ServeHTTP(w, r)
 	})
@@ -74,7 +93,14 @@ func (l *Latchkey) Handler() http.Handler {
 func (l *Latchkey) Protect(next http.Handler) http.Handler {
 	guarded := l.verifier.Middleware(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, ok := l.begin(w, r)
+		ctx, span := l.startSpan(r)
+		defer span.End()
+		if span.IsRecording() {
+			sw := &statusWriter{ResponseWriter: w}
+			defer sw.report(span)
+			w = sw
+		}
+		ctx, ok := l.begin(ctx, w, r)
 		if !ok {
 			return
 		}
@@ -83,11 +109,10 @@ func (l *Latchkey) Protect(next http.Handler) http.Handler {
 }
 
 // begin starts serving r: it gives r its request id (requestid.Of), sets it
-// on the response, and returns r's context with the id and the request's
-// project (tenant.NewContext). When the project cannot be named or does not
-// exist, it answers the request and returns false.
-func (l *Latchkey) begin(w http.ResponseWriter, r *http.Request) (context.Context, bool) {
-	ctx := r.Context()
+// on the response, and returns ctx (r's context, with its span) with the id
+// and the request's project (tenant.NewContext). When the project cannot be
+// named or does not exist, it answers the request and returns false.
+func (l *Latchkey) begin(ctx context.Context, w http.ResponseWriter, r *http.Request) (context.Context, bool) {
 	if requestid.FromContext(ctx) == "" {
 		id := requestid.Of(r)
 		w.Header().Set(requestid.Header, id)
@@ -97,6 +122,9 @@ func (l *Latchkey) begin(w http.ResponseWriter, r *http.Request) (context.Contex
 	if err != nil {
 		problem.Write(w, r.WithContext(ctx), l.logger, err)
 		return nil, false
+	}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(attribute.String(attrProject, project))
 	}
 	return tenant.NewContext(ctx, project), true
 }

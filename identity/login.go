@@ -44,6 +44,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	u, err := h.auth.Authenticate(ctx, projectID, body.Email, body.Password, h.addr(r))
 	if err != nil {
+		h.metrics.logins.Add(ctx, loginResult(err))
 		return authError(err)
 	}
 
@@ -71,18 +72,35 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	case errors.Is(ferr, store.ErrDisabled), errors.Is(ferr, store.ErrNotFound):
 		// Disabled (or deleted) while signing in: as if it had been
 		// before.
+		h.metrics.logins.Add(ctx, resultFailure)
 		return authError(ErrInvalidCredentials)
 	case ferr != nil:
+		h.metrics.logins.Add(ctx, resultError)
 		return fmt.Errorf("identity: starting a session: %w", ferr)
 	case m.err != nil:
+		h.metrics.logins.Add(ctx, resultError)
 		return fmt.Errorf("identity: minting access token: %w", m.err)
 	}
+	h.metrics.logins.Add(ctx, resultSuccess)
 	return writeTokens(w, u, m.token, h.codec.token(projectID, fam.ID, 0))
 }
 
 type mintResult struct {
 	token string
 	err   error
+}
+
+// loginResult is the result a login that Authenticate refused with err is
+// counted under.
+func loginResult(err error) string {
+	var rl *RateLimitedError
+	switch {
+	case errors.Is(err, ErrInvalidCredentials):
+		return resultFailure
+	case errors.As(err, &rl):
+		return resultThrottled
+	}
+	return resultError
 }
 
 // authError maps an Authenticate error to the API error.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/latchkey-dev/latchkey/audit"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/internal/telemetry"
 	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
 )
@@ -38,6 +39,7 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("identity: ending a session: %w", err)
 	default:
 		h.recordSession(r, projectID, familyID, store.ActionSessionLogout)
+		h.metrics.revocations.Add(ctx, telemetry.KindSession)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusNoContent)

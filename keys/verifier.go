@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -45,6 +47,10 @@ type VerifierOptions struct {
 	// again, so a busy key costs one store write per interval rather than
 	// one per request. Default: 1 minute.
 	TouchInterval time.Duration
+	// MeterProvider receives the latchkey.verifications counter (by cache
+	// hit or miss, and result). Nil means the global provider
+	// (otel.GetMeterProvider).
+	MeterProvider metric.MeterProvider
 }
 
 // Verifier checks bearer tokens for the project of each request. It is safe
@@ -83,6 +89,7 @@ type Verifier struct {
 	logger    *slog.Logger
 	leeway    time.Duration
 	cache     *verifyCache
+	metrics   *verifyMetrics
 
 	touchInterval time.Duration
 	touchMu       sync.Mutex
@@ -125,6 +132,7 @@ func NewVerifier(st VerifierStore, opts *VerifierOptions) *Verifier {
 		logger:        o.Logger,
 		leeway:        LeewayOf(o.Leeway),
 		cache:         newVerifyCache(o.CacheSize),
+		metrics:       newVerifyMetrics(o.MeterProvider),
 		touchInterval: o.TouchInterval,
 		touched:       make(map[recordKey]time.Time),
 		touchMax:      recMax,
@@ -145,16 +153,25 @@ func (v *Verifier) Verify(ctx context.Context, projectID, token string) (Princip
 }
 
 // verify checks token for projectID and returns its claims. touch says
-// whether an API key's use is recorded.
+// whether an API key's use is recorded. Each call counts one verification
+// (VerifierOptions.MeterProvider).
 func (v *Verifier) verify(ctx context.Context, projectID, token string, touch bool) (*Claims, error) {
+	c, hit, err := v.verifyToken(ctx, projectID, token, touch)
+	v.metrics.verified(ctx, hit, err)
+	return c, err
+}
+
+// verifyToken is verify, also reporting whether the token was found in the
+// cache of verified tokens.
+func (v *Verifier) verifyToken(ctx context.Context, projectID, token string, touch bool) (*Claims, bool, error) {
 	if token == "" {
-		return nil, malformed("empty token")
+		return nil, false, malformed("empty token")
 	}
 	if len(token) > MaxTokenBytes {
-		return nil, malformed("token too large")
+		return nil, false, malformed("token too large")
 	}
 	if projectID == "" {
-		return nil, errors.New("keys: verify: no project")
+		return nil, false, errors.New("keys: verify: no project")
 	}
 	var rv requestVersion
 	now := v.now()
@@ -165,10 +182,10 @@ func (v *Verifier) verify(ctx context.Context, projectID, token string, touch bo
 			if errors.Is(err, ErrTokenExpired) {
 				v.cache.remove(sum)
 			}
-			return nil, err
+			return nil, hit, err
 		}
 		if _, err := v.signingKey(ctx, projectID, c.KeyID, &rv); err != nil {
-			return nil, err
+			return nil, hit, err
 		}
 	} else {
 		// The key function captures rv: heap-allocate a copy here only,
@@ -179,10 +196,10 @@ func (v *Verifier) verify(ctx context.Context, projectID, token string, touch bo
 			return v.signingKey(ctx, projectID, kid, frv)
 		})
 		if err != nil {
-			return nil, err
+			return nil, hit, err
 		}
 		if err := c.check(projectID, "", now, v.leeway); err != nil {
-			return nil, err
+			return nil, hit, err
 		}
 		rv = *frv
 		v.cache.add(sum, projectID, c)
@@ -191,15 +208,15 @@ func (v *Verifier) verify(ctx context.Context, projectID, token string, touch bo
 	case KindUser:
 		if c.SessionID != "" {
 			if err := v.checkSession(ctx, projectID, c, now, &rv); err != nil {
-				return nil, err
+				return nil, hit, err
 			}
 		}
 	case KindAPIKey:
 		if err := v.checkAPIKey(ctx, projectID, c.Subject, now, touch, &rv); err != nil {
-			return nil, err
+			return nil, hit, err
 		}
 	}
-	return c, nil
+	return c, hit, nil
 }
 
 // principalOf is who the claims c of a token verified for projectID speak

@@ -36,6 +36,7 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	sf.register(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	publicURL := registerPublicURL(fs, env)
+	metricsAddr := registerMetricsAddr(fs, env)
 	demo := fs.Bool("demo", false, "seed demo data once (an admin user and 1,000 contacts in project default) and print curl lines to try")
 	addressLimit := fs.Int("login-address-limit", 0, "failed sign-ins per client address and project in 15 minutes before 429 (0: the default, 50); raise it only to benchmark a login flood")
 	if err := parse(fs, args); err != nil {
@@ -73,10 +74,26 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 			o.Limiter = identity.NewStoreLimiter(st, &identity.LimiterOptions{AddressLimit: *addressLimit})
 		}
 	}
-	inst, err := sf.open(ctx, env, logger, latchkey.Options{
+	opts := latchkey.Options{
 		Resolver: tenant.FromRequest,
 		Issuer:   issuerFor(public),
-	}, tune)
+	}
+	if *metricsAddr != "" {
+		metrics, err := startMetrics(*metricsAddr, logger)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+			defer cancel()
+			_ = metrics.Shutdown(sctx)
+		}()
+		opts.MeterProvider = metrics.MeterProvider()
+		if err := env.out.print(map[string]any{"event": "metrics", "addr": metrics.Addr().String(), "url": "http://" + displayAddr(metrics.Addr()) + "/metrics"}); err != nil {
+			return err
+		}
+	}
+	inst, err := sf.open(ctx, env, logger, opts, tune)
 	if err != nil {
 		return err
 	}
