@@ -113,11 +113,7 @@ func (l *Latchkey) Protect(next http.Handler) http.Handler {
 // and the request's project (tenant.NewContext). When the project cannot be
 // named or does not exist, it answers the request and returns false.
 func (l *Latchkey) begin(ctx context.Context, w http.ResponseWriter, r *http.Request) (context.Context, bool) {
-	if requestid.FromContext(ctx) == "" {
-		id := requestid.Of(r)
-		w.Header().Set(requestid.Header, id)
-		ctx = requestid.NewContext(ctx, id)
-	}
+	ctx = requestid.Start(ctx, w, r)
 	project, err := l.project(ctx, r)
 	if err != nil {
 		problem.Write(w, r.WithContext(ctx), l.logger, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/latchkey-dev/latchkey/console"
 	"github.com/latchkey-dev/latchkey/contacts"
 	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/internal/storetrace"
 	"github.com/latchkey-dev/latchkey/internal/telemetry"
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/revocations"
@@ -80,7 +81,8 @@ type Options struct {
 	// until the host installs an SDK.
 	MeterProvider metric.MeterProvider
 	// TracerProvider receives a span per request served by Handler and
-	// Protect. Nil means the global provider (otel.GetTracerProvider).
+	// Protect, and within it a span per store call. Nil means the global
+	// provider (otel.GetTracerProvider).
 	TracerProvider trace.TracerProvider
 	// Propagator reads the trace context of incoming requests (W3C
 	// traceparent, for one), so that a request's span joins its caller's
@@ -94,7 +96,8 @@ type Options struct {
 // is safe for concurrent use. Create it with [New] and Close it when the
 // server shuts down.
 type Latchkey struct {
-	st       store.Store
+	st       store.Store // the host's store, its calls traced (storetrace)
+	hostSt   store.Store // the host's store as given
 	logger   *slog.Logger
 	now      func() time.Time
 	resolver tenant.Resolver
@@ -154,8 +157,13 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	if o.AuditRetention <= 0 {
 		o.AuditRetention = DefaultAuditRetention
 	}
-	l := &Latchkey{st: st, logger: o.Logger, now: o.Now, resolver: o.Resolver, retention: o.AuditRetention,
-		tracer: telemetry.Tracer(o.TracerProvider), propagator: telemetry.Propagator(o.Propagator)}
+	tracer := telemetry.Tracer(o.TracerProvider)
+	l := &Latchkey{hostSt: st, logger: o.Logger, now: o.Now, resolver: o.Resolver, retention: o.AuditRetention,
+		tracer: tracer, propagator: telemetry.Propagator(o.Propagator)}
+	// Every part reads the store through the tracing wrapper: within a
+	// traced request, each store call is a span of its trace.
+	st = storetrace.Wrap(st, tracer)
+	l.st = st
 	auditLog := audit.New(st, &audit.Options{Now: o.Now, Logger: o.Logger})
 
 	kro := valueOf(o.Keyring)
@@ -286,7 +294,7 @@ func (l *Latchkey) Close() error {
 }
 
 // Store returns the store Latchkey was built on.
-func (l *Latchkey) Store() store.Store { return l.st }
+func (l *Latchkey) Store() store.Store { return l.hostSt }
 
 // Keyring returns the keyring of the projects' signing keys: rotation,
 // retirement, minting.

@@ -18,6 +18,18 @@ import (
 	"github.com/latchkey-dev/latchkey"
 )
 
+// serverSpans returns the request spans among spans, leaving out the
+// store's.
+func serverSpans(spans []sdktrace.ReadOnlySpan) []sdktrace.ReadOnlySpan {
+	var out []sdktrace.ReadOnlySpan
+	for _, s := range spans {
+		if s.SpanKind() == trace.SpanKindServer {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // attrs returns a span's attributes by key.
 func attrs(s sdktrace.ReadOnlySpan) map[string]attribute.Value {
 	m := map[string]attribute.Value{}
@@ -53,7 +65,7 @@ func TestHandler_spans(t *testing.T) {
 	send("DELETE", "/v1/contacts", "")
 	send("GET", "/nowhere", "")
 
-	spans := rec.Ended()
+	spans := serverSpans(rec.Ended())
 	require.Len(t, spans, 4)
 	type want struct {
 		name   string
@@ -101,9 +113,43 @@ func TestProtect_span(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+token)
 	h.ServeHTTP(httptest.NewRecorder(), req)
 
-	spans := rec.Ended()
+	spans := serverSpans(rec.Ended())
 	require.Len(t, spans, 1)
 	assert.Equal(t, spans[0].SpanContext(), inner, "the host's handler runs in the request's span")
 	assert.Equal(t, int64(500), attrs(spans[0])["http.response.status_code"].AsInt64())
 	assert.Equal(t, codes.Error, spans[0].Status().Code, "a 5xx marks the span failed")
+}
+
+// TestHandler_storeSpans checks that the store calls of a traced request
+// are spans of its trace, and that calls outside requests are not traced.
+func TestHandler_storeSpans(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	st := openStore(t)
+	lk := newLatchkey(t, st, &latchkey.Options{TracerProvider: tp})
+	assert.Same(t, st, lk.Store(), "Store returns the host's own store")
+	_, token, err := lk.APIKeys().Create(context.Background(), "default", "svc")
+	require.NoError(t, err)
+	require.Empty(t, rec.Ended(), "no request, no span")
+
+	req := httptest.NewRequest("GET", "/v1/contacts?limit=2", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	lk.Handler().ServeHTTP(httptest.NewRecorder(), req)
+
+	spans := rec.Ended()
+	require.NotEmpty(t, spans)
+	root := spans[len(spans)-1]
+	require.Equal(t, "GET /v1/contacts", root.Name())
+	var names []string
+	for _, s := range spans[:len(spans)-1] {
+		names = append(names, s.Name())
+		assert.Equal(t, root.SpanContext().SpanID(), s.Parent().SpanID(), "%s is a child of the request's span", s.Name())
+		assert.Equal(t, trace.SpanKindClient, s.SpanKind())
+		if s.Name() == "store.ListContacts" {
+			assert.Equal(t, "default", attrs(s)["latchkey.project"].AsString())
+		}
+	}
+	assert.Contains(t, names, "store.ListContacts")
+	assert.Contains(t, names, "store.GetAPIKey")
 }

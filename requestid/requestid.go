@@ -23,16 +23,25 @@ const MaxLen = 64
 
 type ctxKey struct{}
 
-// NewContext returns a copy of ctx that carries the request id id.
-func NewContext(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, ctxKey{}, id)
+// entry is a request's id in its context, with the header value that
+// carries it, so that giving a request its id allocates once.
+type entry struct {
+	id     string
+	header [1]string
 }
 
-// FromContext returns the request id stored in ctx by NewContext or
-// Middleware, or "" when there is none.
+// NewContext returns a copy of ctx that carries the request id id.
+func NewContext(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, ctxKey{}, &entry{id: id})
+}
+
+// FromContext returns the request id stored in ctx by NewContext, Start
+// or Middleware, or "" when there is none.
 func FromContext(ctx context.Context) string {
-	id, _ := ctx.Value(ctxKey{}).(string)
-	return id
+	if e, _ := ctx.Value(ctxKey{}).(*entry); e != nil {
+		return e.id
+	}
+	return ""
 }
 
 // Valid reports whether id may be kept as a request id: 1 to MaxLen bytes,
@@ -68,18 +77,31 @@ func Of(r *http.Request) string {
 	return New()
 }
 
+// Start gives the request r its id (see [Of]), sets it as w's X-Request-Id
+// header, and returns ctx (r's context, or one derived from it) with the
+// id. When ctx already has an id (an outer Middleware gave it one), it
+// returns ctx unchanged.
+func Start(ctx context.Context, w http.ResponseWriter, r *http.Request) context.Context {
+	if FromContext(ctx) != "" {
+		return ctx
+	}
+	e := &entry{id: Of(r)}
+	e.header[0] = e.id
+	w.Header()[Header] = e.header[:]
+	return context.WithValue(ctx, ctxKey{}, e)
+}
+
 // Middleware returns next behind a handler that gives each request its id
-// (see [Of]), sets it as the response's X-Request-Id header and calls next
-// with it in the request's context. A request whose context already has an
-// id (an outer Middleware gave it one) reaches next unchanged.
+// with [Start] and calls next with it in the request's context. A request
+// whose context already has an id (an outer Middleware gave it one)
+// reaches next unchanged.
 func Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if FromContext(r.Context()) != "" {
+		ctx := r.Context()
+		if FromContext(ctx) != "" {
 			next.ServeHTTP(w, r)
 			return
 		}
-		id := Of(r)
-		w.Header().Set(Header, id)
-		next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), id)))
+		next.ServeHTTP(w, r.WithContext(Start(ctx, w, r)))
 	})
 }

@@ -84,3 +84,7 @@ func TestMiddleware_KeepsAnOuterID(t *testing.T) {
 	assert.Equal(t, rec.Header().Get(Header), seen)
 	assert.Len(t, rec.Header().Values(Header), 1)
 }
+
+func TestHeader_isCanonical(t *testing.T) {
+	assert.Equal(t, http.CanonicalHeaderKey(Header), Header, "Start sets the header map's entry directly")
+}
