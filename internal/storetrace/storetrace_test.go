@@ -54,7 +54,7 @@ func TestWrap(t *testing.T) {
 	assert.Equal(t, span.SpanContext().SpanID(), get.Parent().SpanID())
 	a := map[string]string{}
 	for _, kv := range get.Attributes() {
-		a[string(kv.Key)] = kv.Value.Emit()
+		a[string(kv.Key)] = kv.Value.String()
 	}
 	assert.Equal(t, map[string]string{"latchkey.project": "acme", "latchkey.store.error": "not_found"}, a, "no email")
 	assert.Empty(t, get.Events())

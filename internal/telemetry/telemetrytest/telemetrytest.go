@@ -70,7 +70,7 @@ func (m *Meters) Values(t testing.TB, name string) map[string]float64 {
 func key(s attribute.Set) string {
 	var kv []string
 	for _, a := range s.ToSlice() {
-		kv = append(kv, string(a.Key)+"="+a.Value.Emit())
+		kv = append(kv, string(a.Key)+"="+a.Value.String())
 	}
 	slices.Sort(kv)
 	return strings.Join(kv, ",")
