@@ -22,6 +22,10 @@ import (
 // with `WWW-Authenticate: Bearer error="invalid_token"` (RFC 6750). Failures
 // are logged at Info with a reason, never the token. A request without a
 // project in its context, or a store failure, is answered 500 internal.
+// Answers are written with package problem. A host whose answer depends on
+// the reason of a refusal checks tokens itself with [BearerToken] and
+// [Verifier.Verify], whose refusals match the reason sentinels
+// (ErrTokenExpired, ...) with errors.Is.
 func (v *Verifier) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -51,8 +55,11 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 // unauthorized logs an authentication failure and answers 401 with the
 // RFC 6750 challenge.
 func (v *Verifier) unauthorized(w http.ResponseWriter, r *http.Request, project string, presented bool, reason string) {
-	v.logger.InfoContext(r.Context(), "authentication failed",
-		"project", project, "method", r.Method, "path", r.URL.Path, "reason", reason, "request_id", requestid.FromContext(r.Context()))
+	args := []any{"project", project, "method", r.Method, "path", r.URL.Path, "reason", reason}
+	if id := requestid.FromContext(r.Context()); id != "" {
+		args = append(args, "request_id", id)
+	}
+	v.logger.InfoContext(r.Context(), "authentication failed", args...)
 	problem.Write(w, r, v.logger, problem.Unauthorized(presented))
 }
 

@@ -59,8 +59,11 @@ func (v *Verifier) retryAfter() string {
 // unauthorized logs an authentication failure and answers 401 with the
 // RFC 6750 challenge.
 func (v *Verifier) unauthorized(w http.ResponseWriter, r *http.Request, presented bool, reason string) {
-	v.logger.InfoContext(r.Context(), "authentication failed",
-		"project", v.project, "method", r.Method, "path", r.URL.Path, "reason", reason, "request_id", requestid.FromContext(r.Context()))
+	args := []any{"project", v.project, "method", r.Method, "path", r.URL.Path, "reason", reason}
+	if id := requestid.FromContext(r.Context()); id != "" {
+		args = append(args, "request_id", id)
+	}
+	v.logger.InfoContext(r.Context(), "authentication failed", args...)
 	problem.Write(w, r, v.logger, problem.Unauthorized(presented))
 }
 
