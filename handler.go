@@ -7,7 +7,11 @@ import (
 	"net/http"
 	"path"
 
-	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/latchkey-dev/latchkey/problem"
+	"github.com/latchkey-dev/latchkey/requestid"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
@@ -32,24 +36,46 @@ import (
 // A project the resolver cannot name (tenant.ErrUnknownProject) or that
 // does not exist is 404 not_found; another path is 404 not_found and
 // another method 405 method_not_allowed with Allow, all as problem+json.
+//
+// Every response carries an X-Request-Id header: the request's own when it
+// is a short token of safe characters (requestid.Valid), else a new random
+// one, or the id an outer requestid.Middleware put in the request's context.
+// Handlers find it with requestid.FromContext, and every problem+json body
+// carries it as request_id.
+//
+// Each request is traced as a server span of Options.TracerProvider, a
+// child of the trace context Options.Propagator reads from its headers,
+// named by its method and route ("GET /v1/contacts"), with the attributes
+// http.request.method, http.route, http.response.status_code and
+// latchkey.project: never a token, an email, a password or a query.
 func (l *Latchkey) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		project, ok := l.project(w, r)
+		ctx, span := l.startSpan(r)
+		defer span.End()
+		if span.IsRecording() {
+			sw := &statusWriter{ResponseWriter: w}
+			defer sw.report(span)
+			w = sw
+		}
+		ctx, ok := l.begin(ctx, w, r)
 		if !ok {
 			return
 		}
+		r = r.WithContext(ctx) // a shallow copy
 		if p := r.URL.Path; path.Clean(p) != p && path.Clean(p)+"/" != p {
 			// The mux would redirect to the cleaned path, which may lack
 			// the prefix of the base_url; no client of this API sends
 			// such paths.
-			httpapi.NotFound().ServeHTTP(w, r)
+			problem.NotFound().ServeHTTP(w, r)
 			return
 		}
-		r = r.WithContext(tenant.NewContext(r.Context(), project)) // a shallow copy
 		h, pattern := l.mux.Handler(r)
 		if pattern == "" {
 			l.noRoute(w, r)
 			return
+		}
+		if span.IsRecording() {
+			nameSpan(span, r.Method, pattern)
 		}
 		h.ServeHTTP(w, r)
 	})
@@ -61,39 +87,63 @@ func (l *Latchkey) Handler() http.Handler {
 // Verifier accepts. next finds the project with tenant.FromContext and the
 // token's principal with keys.PrincipalFromContext. Refusals are answered
 // as the API answers them (401 invalid_token with WWW-Authenticate, 404
-// for an unknown project, as problem+json).
+// for an unknown project, as problem+json), and every response carries an
+// X-Request-Id as under [Latchkey.Handler]. A host's handler answers its own
+// errors the same way with package problem.
 func (l *Latchkey) Protect(next http.Handler) http.Handler {
 	guarded := l.verifier.Middleware(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		project, ok := l.project(w, r)
+		ctx, span := l.startSpan(r)
+		defer span.End()
+		if span.IsRecording() {
+			sw := &statusWriter{ResponseWriter: w}
+			defer sw.report(span)
+			w = sw
+		}
+		ctx, ok := l.begin(ctx, w, r)
 		if !ok {
 			return
 		}
-		guarded.ServeHTTP(w, r.WithContext(tenant.NewContext(r.Context(), project)))
+		guarded.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
+// begin starts serving r: it gives r its request id (requestid.Of), sets it
+// on the response, and returns ctx (r's context, with its span) with the id
+// and the request's project (tenant.NewContext). When the project cannot be
+// named or does not exist, it answers the request and returns false.
+func (l *Latchkey) begin(ctx context.Context, w http.ResponseWriter, r *http.Request) (context.Context, bool) {
+	ctx = requestid.Start(ctx, w, r)
+	project, err := l.project(ctx, r)
+	if err != nil {
+		problem.Write(w, r.WithContext(ctx), l.logger, err)
+		return nil, false
+	}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(attribute.String(attrProject, project))
+	}
+	return tenant.NewContext(ctx, project), true
+}
+
 // project returns the request's project: named by the resolver, and
-// existing. Otherwise it answers the request and returns false.
-func (l *Latchkey) project(w http.ResponseWriter, r *http.Request) (string, bool) {
+// existing. Otherwise it returns the answer (a 404 *problem.Error) or the
+// store's error.
+func (l *Latchkey) project(ctx context.Context, r *http.Request) (string, error) {
 	project, err := l.resolver(r)
 	switch {
 	case errors.Is(err, tenant.ErrUnknownProject):
-		httpapi.WriteError(w, r, l.logger, errNoSuchProject())
-		return "", false
+		return "", errNoSuchProject()
 	case err != nil:
-		httpapi.WriteError(w, r, l.logger, fmt.Errorf("latchkey: resolving the project: %w", err))
-		return "", false
+		return "", fmt.Errorf("latchkey: resolving the project: %w", err)
 	}
-	if err := l.projectExists(r.Context(), project); err != nil {
-		httpapi.WriteError(w, r, l.logger, err)
-		return "", false
+	if err := l.projectExists(ctx, project); err != nil {
+		return "", err
 	}
-	return project, true
+	return project, nil
 }
 
 // errNoSuchProject is the answer for a project that does not exist.
-func errNoSuchProject() error { return httpapi.New(httpapi.CodeNotFound, "No such project.") }
+func errNoSuchProject() error { return problem.New(problem.CodeNotFound, "No such project.") }
 
 // projectExists returns nil if project exists, the 404 answer if it does
 // not, or the store's error. Only positive answers are cached (projects are

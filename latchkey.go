@@ -8,10 +8,16 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/latchkey-dev/latchkey/audit"
 	"github.com/latchkey-dev/latchkey/console"
 	"github.com/latchkey-dev/latchkey/contacts"
 	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/internal/storetrace"
+	"github.com/latchkey-dev/latchkey/internal/telemetry"
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/revocations"
 	"github.com/latchkey-dev/latchkey/store"
@@ -67,6 +73,22 @@ type Options struct {
 	// (see [Latchkey.Prune]). Zero means DefaultPruneInterval; a negative
 	// value prunes only when Prune is called.
 	PruneInterval time.Duration
+
+	// MeterProvider receives Latchkey's metrics (listed in the README:
+	// logins, refreshes, replays, revocations, verifications, hash queue
+	// wait). It is passed to the parts' options whose own MeterProvider is
+	// nil. Nil means the global provider (otel.GetMeterProvider), a no-op
+	// until the host installs an SDK.
+	MeterProvider metric.MeterProvider
+	// TracerProvider receives a span per request served by Handler and
+	// Protect, and within it a span per store call. Nil means the global
+	// provider (otel.GetTracerProvider).
+	TracerProvider trace.TracerProvider
+	// Propagator reads the trace context of incoming requests (W3C
+	// traceparent, for one), so that a request's span joins its caller's
+	// trace. Nil means the global propagator (otel.GetTextMapPropagator),
+	// which reads nothing until the host sets one.
+	Propagator propagation.TextMapPropagator
 }
 
 // Latchkey is the assembled service: the /v1 API, the key set, the
@@ -74,10 +96,14 @@ type Options struct {
 // is safe for concurrent use. Create it with [New] and Close it when the
 // server shuts down.
 type Latchkey struct {
-	st       store.Store
+	st       store.Store // the host's store, its calls traced (storetrace)
+	hostSt   store.Store // the host's store as given
 	logger   *slog.Logger
 	now      func() time.Time
 	resolver tenant.Resolver
+
+	tracer     trace.Tracer
+	propagator propagation.TextMapPropagator
 
 	keyring   *keys.Keyring
 	apiKeys   *keys.APIKeys
@@ -131,7 +157,13 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	if o.AuditRetention <= 0 {
 		o.AuditRetention = DefaultAuditRetention
 	}
-	l := &Latchkey{st: st, logger: o.Logger, now: o.Now, resolver: o.Resolver, retention: o.AuditRetention}
+	tracer := telemetry.Tracer(o.TracerProvider)
+	l := &Latchkey{hostSt: st, logger: o.Logger, now: o.Now, resolver: o.Resolver, retention: o.AuditRetention,
+		tracer: tracer, propagator: telemetry.Propagator(o.Propagator)}
+	// Every part reads the store through the tracing wrapper: within a
+	// traced request, each store call is a span of its trace.
+	st = storetrace.Wrap(st, tracer)
+	l.st = st
 	auditLog := audit.New(st, &audit.Options{Now: o.Now, Logger: o.Logger})
 
 	kro := valueOf(o.Keyring)
@@ -143,20 +175,24 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	if kro.Audit == nil {
 		kro.Audit = auditLog
 	}
+	kro.MeterProvider = orMeter(kro.MeterProvider, o.MeterProvider)
 	kr, err := keys.NewKeyring(st, masterKey, &kro)
 	if err != nil {
 		return nil, fmt.Errorf("latchkey: %w", err)
 	}
 	l.keyring = kr
-	l.apiKeys = keys.NewAPIKeys(st, kr, &keys.APIKeysOptions{Now: o.Now, Audit: auditLog})
+	l.apiKeys = keys.NewAPIKeys(st, kr, &keys.APIKeysOptions{Now: o.Now, Audit: auditLog, MeterProvider: o.MeterProvider})
 
 	vo := valueOf(o.Verifier)
 	vo.Now = orNow(vo.Now, o.Now)
 	vo.Logger = orLogger(vo.Logger, o.Logger)
+	vo.MeterProvider = orMeter(vo.MeterProvider, o.MeterProvider)
 	l.verifier = keys.NewVerifier(st, &vo)
 
-	hasher := identity.NewHasher(o.Hasher)
-	l.users = identity.NewUsers(st, hasher, &identity.UsersOptions{Audit: auditLog, Now: o.Now})
+	ho := valueOf(o.Hasher)
+	ho.MeterProvider = orMeter(ho.MeterProvider, o.MeterProvider)
+	hasher := identity.NewHasher(&ho)
+	l.users = identity.NewUsers(st, hasher, &identity.UsersOptions{Audit: auditLog, Now: o.Now, MeterProvider: o.MeterProvider})
 	lim := o.Limiter
 	if lim == nil {
 		lim = identity.NewStoreLimiter(st, &identity.LimiterOptions{Now: o.Now})
@@ -165,6 +201,7 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	ido := valueOf(o.Identity)
 	ido.Now = orNow(ido.Now, o.Now)
 	ido.Logger = orLogger(ido.Logger, o.Logger)
+	ido.MeterProvider = orMeter(ido.MeterProvider, o.MeterProvider)
 	if ido.Audit == nil {
 		ido.Audit = auditLog
 	}
@@ -229,6 +266,14 @@ func orNow(f, def func() time.Time) func() time.Time {
 	return f
 }
 
+// orMeter returns mp, or def when mp is nil.
+func orMeter(mp, def metric.MeterProvider) metric.MeterProvider {
+	if mp == nil {
+		return def
+	}
+	return mp
+}
+
 // orLogger returns l, or def when l is nil.
 func orLogger(l, def *slog.Logger) *slog.Logger {
 	if l == nil {
@@ -251,7 +296,7 @@ func (l *Latchkey) Close() error {
 }
 
 // Store returns the store Latchkey was built on.
-func (l *Latchkey) Store() store.Store { return l.st }
+func (l *Latchkey) Store() store.Store { return l.hostSt }
 
 // Keyring returns the keyring of the projects' signing keys: rotation,
 // retirement, minting.

@@ -84,7 +84,7 @@ func newClient(t *testing.T, h http.Handler) client {
 // contract returns a validator of the OpenAPI document for t, for requests
 // routed as the example server routes them (project P under /p/P).
 func contract(t *testing.T) *openapitest.Validator {
-	return openapitest.New(t, &openapitest.Options{ProjectPrefix: "/p/"})
+	return openapitest.New(t, &openapitest.Options{ProjectPrefix: "/p/", RequestIDs: true})
 }
 
 // do sends a request to the handler and returns the status, headers and

@@ -9,6 +9,7 @@ import (
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/openapi"
+	"github.com/latchkey-dev/latchkey/problem"
 )
 
 // Paths served for each project, relative to its base_url.
@@ -113,8 +114,8 @@ func newMux(rs []route) (*http.ServeMux, map[string]string) {
 // else 404 not_found, both as problem+json.
 func (l *Latchkey) noRoute(w http.ResponseWriter, r *http.Request) {
 	if allow, ok := l.allow[r.URL.Path]; ok {
-		httpapi.MethodNotAllowed(w, allow)
+		problem.MethodNotAllowed(w, r, allow)
 		return
 	}
-	httpapi.NotFound().ServeHTTP(w, r)
+	problem.NotFound().ServeHTTP(w, r)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/paginate"
+	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
@@ -77,10 +78,10 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 	req, err := paginate.ParseQuery(r.URL.RawQuery)
 	switch {
 	case errors.Is(err, paginate.ErrInvalidLimit):
-		return httpapi.Errorf(httpapi.CodeInvalidParameter,
+		return problem.Errorf(problem.CodeInvalidParameter,
 			"The limit parameter must be given once, as an integer from 1 to %d.", paginate.MaxLimit)
 	case errors.Is(err, paginate.ErrInvalidCursor):
-		return httpapi.New(httpapi.CodeInvalidCursor,
+		return problem.New(problem.CodeInvalidCursor,
 			"The cursor parameter must be given once, as pagination.next_cursor of a previous page.")
 	case err != nil:
 		return err

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/latchkey-dev/latchkey/audit"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/keys"
@@ -80,6 +82,12 @@ type Options struct {
 	// Logger receives errors and refresh-token replays. Nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// MeterProvider receives the counters latchkey.logins (by result:
+	// success, failure, throttled, error), latchkey.refreshes (by result:
+	// success, reused, invalid, error), latchkey.refresh_replays and
+	// latchkey.revocations (kind=session, for logouts and replays). Nil
+	// means the global provider (otel.GetMeterProvider).
+	MeterProvider metric.MeterProvider
 }
 
 // Handler serves the session endpoints of a project: login, refresh and
@@ -98,6 +106,7 @@ type Handler struct {
 	audit    *audit.Log
 	now      func() time.Time
 	log      *slog.Logger
+	metrics  handlerMetrics
 }
 
 // NewHandler returns a Handler. It panics if a field of deps is nil or the
@@ -139,6 +148,7 @@ func NewHandler(deps Deps, opts *Options) *Handler {
 		codec: newRefreshCodec(deps.MasterKey),
 		ttl:   o.RefreshTTL, reuse: o.ReuseWindow, lifetime: o.SessionLifetime,
 		addr: o.ClientAddr, audit: o.Audit, now: o.Now, log: o.Logger,
+		metrics: newHandlerMetrics(o.MeterProvider),
 	}
 }
 

@@ -10,9 +10,14 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/latchkey-dev/latchkey/internal/telemetry"
 )
 
 // The argon2id parameters of every hash made by [Hasher.Hash], fixed by the
@@ -85,6 +90,10 @@ type HasherOptions struct {
 	// otherwise wait behind a login flood for the scheduler's preemption
 	// (the README's login flood benchmark measures the difference).
 	MaxConcurrent int
+	// MeterProvider receives the latchkey.hash.queue_wait histogram: how
+	// long each hash waited for a slot, in seconds. Nil means the global
+	// provider (otel.GetMeterProvider).
+	MeterProvider metric.MeterProvider
 }
 
 // Hasher hashes and verifies passwords: argon2id with the parameters of the
@@ -92,6 +101,7 @@ type HasherOptions struct {
 // It is safe for concurrent use.
 type Hasher struct {
 	slots chan struct{}
+	wait  metric.Float64Histogram // latchkey.hash.queue_wait
 }
 
 // NewHasher returns a Hasher. A nil opts means the defaults.
@@ -104,7 +114,14 @@ func NewHasher(opts *HasherOptions) *Hasher {
 	if n <= 0 {
 		n = min(max(runtime.GOMAXPROCS(0)-1, 1), 8)
 	}
-	return &Hasher{slots: make(chan struct{}, n)}
+	wait, err := telemetry.Meter(o.MeterProvider).Float64Histogram("latchkey.hash.queue_wait",
+		metric.WithDescription("How long each password hash waited for a hashing slot (HasherOptions.MaxConcurrent), including the ones whose request ended first."),
+		metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(0, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
+	if err != nil {
+		wait = noop.Float64Histogram{}
+	}
+	return &Hasher{slots: make(chan struct{}, n), wait: wait}
 }
 
 // acquire takes a hashing slot, or returns ctx's error if ctx ends first.
@@ -116,8 +133,16 @@ func (h *Hasher) acquire(ctx context.Context, admit func() error) error {
 	}
 	select {
 	case h.slots <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+		h.wait.Record(ctx, 0)
+	default:
+		start := time.Now()
+		select {
+		case h.slots <- struct{}{}:
+			h.wait.Record(ctx, time.Since(start).Seconds())
+		case <-ctx.Done():
+			h.wait.Record(ctx, time.Since(start).Seconds())
+			return ctx.Err()
+		}
 	}
 	if admit != nil {
 		if err := admit(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
@@ -36,13 +37,14 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch {
 	case body.Email == "":
-		return httpapi.New(httpapi.CodeInvalidRequest, `The field "email" is required.`)
+		return problem.New(problem.CodeInvalidRequest, `The field "email" is required.`)
 	case body.Password == "":
-		return httpapi.New(httpapi.CodeInvalidRequest, `The field "password" is required.`)
+		return problem.New(problem.CodeInvalidRequest, `The field "password" is required.`)
 	}
 	ctx := r.Context()
 	u, err := h.auth.Authenticate(ctx, projectID, body.Email, body.Password, h.addr(r))
 	if err != nil {
+		h.metrics.logins.Add(ctx, loginResult(err))
 		return authError(err)
 	}
 
@@ -70,12 +72,16 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	case errors.Is(ferr, store.ErrDisabled), errors.Is(ferr, store.ErrNotFound):
 		// Disabled (or deleted) while signing in: as if it had been
 		// before.
+		h.metrics.logins.Add(ctx, resultFailure)
 		return authError(ErrInvalidCredentials)
 	case ferr != nil:
+		h.metrics.logins.Add(ctx, resultError)
 		return fmt.Errorf("identity: starting a session: %w", ferr)
 	case m.err != nil:
+		h.metrics.logins.Add(ctx, resultError)
 		return fmt.Errorf("identity: minting access token: %w", m.err)
 	}
+	h.metrics.logins.Add(ctx, resultSuccess)
 	return writeTokens(w, u, m.token, h.codec.token(projectID, fam.ID, 0))
 }
 
@@ -84,14 +90,27 @@ type mintResult struct {
 	err   error
 }
 
+// loginResult is the result a login that Authenticate refused with err is
+// counted under.
+func loginResult(err error) string {
+	var rl *RateLimitedError
+	switch {
+	case errors.Is(err, ErrInvalidCredentials):
+		return resultFailure
+	case errors.As(err, &rl):
+		return resultThrottled
+	}
+	return resultError
+}
+
 // authError maps an Authenticate error to the API error.
 func authError(err error) error {
 	var rl *RateLimitedError
 	switch {
 	case errors.Is(err, ErrInvalidCredentials):
-		return httpapi.New(httpapi.CodeInvalidCredentials, "The email or password is incorrect.")
+		return problem.New(problem.CodeInvalidCredentials, "The email or password is incorrect.")
 	case errors.As(err, &rl):
-		return httpapi.New(httpapi.CodeRateLimited, "Too many failed attempts. Try again later.").
+		return problem.New(problem.CodeRateLimited, "Too many failed attempts. Try again later.").
 			WithHeader("Retry-After", strconv.FormatInt(rl.RetryAfterSeconds(), 10))
 	}
 	return err

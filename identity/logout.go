@@ -7,6 +7,8 @@ import (
 
 	"github.com/latchkey-dev/latchkey/audit"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/internal/telemetry"
+	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -21,8 +23,8 @@ func (h *Handler) Logout() http.Handler { return httpapi.Handle(h.log, h.logout)
 
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {
 	projectID, familyID, _, err := h.refreshTokenOf(w, r)
-	var apiErr *httpapi.Error
-	if errors.As(err, &apiErr) && apiErr.Code == httpapi.CodeInvalidRefreshToken {
+	var apiErr *problem.Error
+	if errors.As(err, &apiErr) && apiErr.Code == problem.CodeInvalidRefreshToken {
 		w.WriteHeader(http.StatusNoContent) // no oracle
 		return nil
 	}
@@ -37,6 +39,7 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("identity: ending a session: %w", err)
 	default:
 		h.recordSession(r, projectID, familyID, store.ActionSessionLogout)
+		h.metrics.revocations.Add(ctx, telemetry.KindSession)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusNoContent)

@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/internal/telemetry"
+	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
@@ -20,8 +22,20 @@ func (h *Handler) Refresh() http.Handler { return httpapi.Handle(h.log, h.refres
 func (h *Handler) refresh(w http.ResponseWriter, r *http.Request) error {
 	projectID, familyID, gen, err := h.refreshTokenOf(w, r)
 	if err != nil {
+		var apiErr *problem.Error
+		if errors.As(err, &apiErr) && apiErr.Code == problem.CodeInvalidRefreshToken {
+			h.metrics.refreshes.Add(r.Context(), resultInvalid)
+		}
 		return err
 	}
+	result, err := h.rotate(w, r, projectID, familyID, gen)
+	h.metrics.refreshes.Add(r.Context(), result)
+	return err
+}
+
+// rotate exchanges the refresh token of generation gen in the session
+// familyID for a token set, and returns the result it is counted under.
+func (h *Handler) rotate(w http.ResponseWriter, r *http.Request, projectID, familyID string, gen int64) (string, error) {
 	ctx := r.Context()
 	rot, err := h.sessions.RotateRefresh(ctx, projectID, familyID, gen, store.RotateParams{
 		Now: h.now(), TTL: h.ttl, ReuseWindow: h.reuse,
@@ -31,27 +45,33 @@ func (h *Handler) refresh(w http.ResponseWriter, r *http.Request) error {
 		h.log.WarnContext(ctx, "refresh token replayed; session ended",
 			"project", projectID, "session", familyID, "generation", gen, "client", h.addr(r))
 		h.recordSession(r, projectID, familyID, store.ActionSessionReplayed)
-		return errInvalidRefresh(err)
+		h.metrics.replays.Add(ctx, "")
+		h.metrics.revocations.Add(ctx, telemetry.KindSession)
+		return resultInvalid, errInvalidRefresh(err)
 	case errors.Is(err, store.ErrRevoked), errors.Is(err, store.ErrExpired),
 		errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrDisabled):
-		return errInvalidRefresh(err)
+		return resultInvalid, errInvalidRefresh(err)
 	case err != nil:
-		return fmt.Errorf("identity: rotating refresh token: %w", err)
+		return resultError, fmt.Errorf("identity: rotating refresh token: %w", err)
 	}
 	u, err := h.users.GetUser(ctx, projectID, rot.Family.UserID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return errInvalidRefresh(err)
+		return resultInvalid, errInvalidRefresh(err)
 	case err != nil:
-		return fmt.Errorf("identity: loading user: %w", err)
+		return resultError, fmt.Errorf("identity: loading user: %w", err)
 	case u.Disabled():
-		return errInvalidRefresh(store.ErrDisabled)
+		return resultInvalid, errInvalidRefresh(store.ErrDisabled)
 	}
 	access, _, err := h.minter.MintLoginToken(ctx, projectID, u, familyID)
 	if err != nil {
-		return fmt.Errorf("identity: minting access token: %w", err)
+		return resultError, fmt.Errorf("identity: minting access token: %w", err)
 	}
-	return writeTokens(w, u, access, h.codec.token(projectID, familyID, rot.Family.Generation))
+	result := resultSuccess
+	if rot.Reused {
+		result = resultReused
+	}
+	return result, writeTokens(w, u, access, h.codec.token(projectID, familyID, rot.Family.Generation))
 }
 
 // refreshTokenOf reads the body {"refresh_token": "rt_..."} of refresh and
@@ -71,7 +91,7 @@ func (h *Handler) refreshTokenOf(w http.ResponseWriter, r *http.Request) (projec
 		return "", "", 0, err
 	}
 	if body.RefreshToken == "" {
-		return "", "", 0, httpapi.New(httpapi.CodeInvalidRequest, `The field "refresh_token" is required.`)
+		return "", "", 0, problem.New(problem.CodeInvalidRequest, `The field "refresh_token" is required.`)
 	}
 	familyID, gen, ok = h.codec.parse(projectID, body.RefreshToken)
 	if !ok {
@@ -81,5 +101,5 @@ func (h *Handler) refreshTokenOf(w http.ResponseWriter, r *http.Request) (projec
 }
 
 func errInvalidRefresh(cause error) error {
-	return httpapi.New(httpapi.CodeInvalidRefreshToken, "The refresh token is invalid, expired or revoked.").WithCause(cause)
+	return problem.New(problem.CodeInvalidRefreshToken, "The refresh token is invalid, expired or revoked.").WithCause(cause)
 }

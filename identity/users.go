@@ -7,7 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/latchkey-dev/latchkey/audit"
+	"github.com/latchkey-dev/latchkey/internal/telemetry"
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 )
@@ -20,6 +23,9 @@ type UsersOptions struct {
 	Audit *audit.Log
 	// Now returns the current time. Nil means time.Now.
 	Now func() time.Time
+	// MeterProvider receives the latchkey.revocations counter (kind=user,
+	// for each Disable). Nil means the global provider.
+	MeterProvider metric.MeterProvider
 }
 
 // Users creates, lists and changes a project's users: the administration
@@ -31,6 +37,8 @@ type Users struct {
 	hasher *Hasher
 	audit  *audit.Log
 	now    func() time.Time
+	// disabled counts users disabled (latchkey.revocations).
+	disabled telemetry.Counter
 }
 
 // NewUsers returns a Users over st, hashing with h. It panics if st or h is
@@ -46,7 +54,8 @@ func NewUsers(st store.UserStore, h *Hasher, opts *UsersOptions) *Users {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Users{st: st, hasher: h, audit: o.Audit, now: o.Now}
+	return &Users{st: st, hasher: h, audit: o.Audit, now: o.Now,
+		disabled: telemetry.NewRevocations(telemetry.Meter(o.MeterProvider))}
 }
 
 // checkPassword returns an error matching store.ErrInvalid for a password a
@@ -157,6 +166,7 @@ func (us *Users) Disable(ctx context.Context, projectID, id string) (store.User,
 		return store.User{}, fmt.Errorf("identity: disabling user: %w", err)
 	}
 	us.audit.Record(ctx, projectID, store.ActionUserDisable, id)
+	us.disabled.Add(ctx, telemetry.KindUser)
 	return us.st.GetUser(ctx, projectID, id)
 }
 

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/latchkey-dev/latchkey/audit"
+	"github.com/latchkey-dev/latchkey/internal/telemetry"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -19,6 +22,9 @@ type APIKeysOptions struct {
 	// Audit records key creations and revocations, by the actor of the
 	// request's context (package audit). Nil records nothing.
 	Audit *audit.Log
+	// MeterProvider receives the latchkey.revocations counter
+	// (kind=api_key). Nil means the global provider.
+	MeterProvider metric.MeterProvider
 }
 
 // APIKeys creates, lists and revokes a project's permanent API keys. A
@@ -31,6 +37,8 @@ type APIKeys struct {
 	kr    *Keyring
 	now   func() time.Time
 	audit *audit.Log
+	// revocations counts revoked keys.
+	revocations telemetry.Counter
 }
 
 // NewAPIKeys returns an APIKeys keeping records in st and minting with kr.
@@ -46,7 +54,8 @@ func NewAPIKeys(st store.APIKeyStore, kr *Keyring, opts *APIKeysOptions) *APIKey
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &APIKeys{st: st, kr: kr, now: o.Now, audit: o.Audit}
+	return &APIKeys{st: st, kr: kr, now: o.Now, audit: o.Audit,
+		revocations: telemetry.NewRevocations(telemetry.Meter(o.MeterProvider))}
 }
 
 // Create makes a new API key named name (trimmed of surrounding white
@@ -100,6 +109,7 @@ func (a *APIKeys) Revoke(ctx context.Context, projectID, id string) error {
 		return fmt.Errorf("keys: revoke API key: %w", err)
 	}
 	a.audit.Record(ctx, projectID, store.ActionAPIKeyRevoke, id)
+	a.revocations.Add(ctx, telemetry.KindAPIKey)
 	return nil
 }
 

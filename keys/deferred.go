@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/paginate"
+	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
@@ -36,7 +36,7 @@ func (v *Verifier) DeferredMiddleware(next http.Handler) http.Handler {
 		ctx := r.Context()
 		project, ok := tenant.FromContext(ctx)
 		if !ok {
-			httpapi.WriteError(w, r, v.logger, errors.New("keys: DeferredMiddleware: no project in the request context (mount it below the tenant resolver)"))
+			problem.Write(w, r, v.logger, errors.New("keys: DeferredMiddleware: no project in the request context (mount it below the tenant resolver)"))
 			return
 		}
 		token, presented, reason := BearerToken(r.Header)
@@ -132,6 +132,7 @@ func (pc *pendingCheck) decide(ctx context.Context) error {
 			err = pc.v.checkRecords(ctx, pc.project, pc.claims, pc.now, true, &rv)
 		}
 		pc.done, pc.err = true, err
+		pc.v.metrics.verified(ctx, true, err)
 	}
 	return pc.err
 }
@@ -144,6 +145,7 @@ func (pc *pendingCheck) decideWith(ctx context.Context, recs store.TokenRecords)
 	defer pc.mu.Unlock()
 	if !pc.done {
 		pc.done, pc.err = true, pc.allows(ctx, recs)
+		pc.v.metrics.verified(ctx, true, pc.err)
 	}
 	return pc.err
 }
@@ -274,7 +276,7 @@ func (s checkedContacts) ListContacts(ctx context.Context, projectID string, req
 	}
 	if err := pc.decideWith(ctx, recs); err != nil {
 		if errors.Is(err, ErrInvalidToken) {
-			return paginate.Page[store.Contact]{}, httpapi.New(httpapi.CodeInvalidToken, "The bearer token was refused.").WithCause(err)
+			return paginate.Page[store.Contact]{}, problem.Unauthorized(true).WithCause(err)
 		}
 		return paginate.Page[store.Contact]{}, err
 	}

@@ -3,12 +3,14 @@ package keys_test
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"time"
 
 	"github.com/latchkey-dev/latchkey/keys"
+	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
 	"github.com/latchkey-dev/latchkey/tenant"
@@ -75,4 +77,72 @@ func Example() {
 	// acme user usr_ true
 	// acme api_key key_ false
 	// 401 Bearer error="invalid_token"
+}
+
+// ExampleVerifier_Verify is a host's own bearer check, for when the answer
+// should depend on why a token was refused: each refusal matches
+// ErrInvalidToken and one reason (ErrTokenExpired, ErrTokenRevoked,
+// ErrSigningKeyRetired, ErrWrongProject, ErrTokenMalformed), and package
+// problem answers as Latchkey's own middleware does.
+func ExampleVerifier_Verify() {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, ":memory:", nil)
+	if err != nil {
+		panic(err)
+	}
+	defer st.Close()
+	master := make([]byte, keys.MasterKeySize)
+	_, _ = rand.Read(master)
+	kr, err := keys.NewKeyring(st, master, nil)
+	if err != nil {
+		panic(err)
+	}
+	if err := st.CreateProject(ctx, store.Project{ID: "acme", CreatedAt: time.Now()}); err != nil {
+		panic(err)
+	}
+	if _, err := kr.Rotate(ctx, "acme"); err != nil {
+		panic(err)
+	}
+	apiKeys := keys.NewAPIKeys(st, kr, nil)
+	k, revoked, err := apiKeys.Create(ctx, "acme", "old backend")
+	if err != nil {
+		panic(err)
+	}
+	if err := apiKeys.Revoke(ctx, "acme", k.ID); err != nil {
+		panic(err)
+	}
+
+	v := keys.NewVerifier(st, nil)
+	guard := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, presented, _ := keys.BearerToken(r.Header)
+		_, err := v.Verify(r.Context(), "acme", token)
+		switch {
+		case err == nil:
+			fmt.Fprintln(w, "welcome")
+		case errors.Is(err, keys.ErrTokenRevoked):
+			fmt.Println("revoked: tell the owner of the key")
+			problem.Write(w, r, nil, problem.Unauthorized(true))
+		case errors.Is(err, keys.ErrInvalidToken):
+			fmt.Println("refused:", keys.ReasonOf(err))
+			problem.Write(w, r, nil, problem.Unauthorized(presented))
+		default: // the store failed: 503 or 500, never a refusal
+			problem.Write(w, r, nil, err)
+		}
+	})
+	for _, auth := range []string{"Bearer " + revoked, "Bearer not.a.token", ""} {
+		r := httptest.NewRequest(http.MethodGet, "/hello", nil)
+		if auth != "" {
+			r.Header.Set("Authorization", auth)
+		}
+		w := httptest.NewRecorder()
+		guard.ServeHTTP(w, r)
+		fmt.Println(w.Code, w.Header().Get("Content-Type"), w.Header().Get("WWW-Authenticate"))
+	}
+	// Output:
+	// revoked: tell the owner of the key
+	// 401 application/problem+json Bearer error="invalid_token"
+	// refused: malformed
+	// 401 application/problem+json Bearer error="invalid_token"
+	// refused: empty token
+	// 401 application/problem+json Bearer
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
 
@@ -51,7 +52,7 @@ func (v *Verifier) IntrospectHandler(issuer func(projectID string) string) http.
 		}
 		tokens, ok := form["token"]
 		if !ok || len(tokens) != 1 || tokens[0] == "" {
-			return httpapi.New(httpapi.CodeInvalidRequest, `The form parameter "token" is required, once.`)
+			return problem.New(problem.CodeInvalidRequest, `The form parameter "token" is required, once.`)
 		}
 		c, err := v.verify(r.Context(), project, tokens[0], false)
 		switch {

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/latchkey-dev/latchkey/audit"
+	"github.com/latchkey-dev/latchkey/internal/telemetry"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -45,6 +47,9 @@ type KeyringOptions struct {
 	// Audit records rotations and retirements, by the actor of the
 	// request's context (package audit). Nil records nothing.
 	Audit *audit.Log
+	// MeterProvider receives the latchkey.revocations counter
+	// (kind=signing_key). Nil means the global provider.
+	MeterProvider metric.MeterProvider
 }
 
 // Keyring creates, rotates and retires the projects' Ed25519 signing keys and
@@ -61,6 +66,7 @@ type Keyring struct {
 	jwksMaxAge time.Duration
 	issuer     func(projectID string) string
 	audit      *audit.Log
+	retired    telemetry.Counter // latchkey.revocations
 
 	mu      sync.Mutex
 	priv    map[string]ed25519.PrivateKey // by projectID + "/" + kid
@@ -106,6 +112,7 @@ func NewKeyring(st store.SigningKeyStore, masterKey []byte, opts *KeyringOptions
 		jwksMaxAge: o.JWKSMaxAge,
 		issuer:     o.Issuer,
 		audit:      o.Audit,
+		retired:    telemetry.NewRevocations(telemetry.Meter(o.MeterProvider)),
 		priv:       make(map[string]ed25519.PrivateKey),
 		privMax:    o.PrivateKeyCacheSize,
 	}, nil
@@ -163,6 +170,7 @@ func (k *Keyring) Retire(ctx context.Context, projectID, kid string) error {
 		return fmt.Errorf("keys: retire: %w", err)
 	}
 	k.audit.Record(ctx, projectID, store.ActionSigningRetire, kid)
+	k.retired.Add(ctx, telemetry.KindSigningKey)
 	k.mu.Lock()
 	delete(k.priv, projectID+"/"+kid)
 	k.mu.Unlock()

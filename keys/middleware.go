@@ -5,7 +5,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/problem"
+	"github.com/latchkey-dev/latchkey/requestid"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
 
@@ -21,12 +22,16 @@ import (
 // with `WWW-Authenticate: Bearer error="invalid_token"` (RFC 6750). Failures
 // are logged at Info with a reason, never the token. A request without a
 // project in its context, or a store failure, is answered 500 internal.
+// Answers are written with package problem. A host whose answer depends on
+// the reason of a refusal checks tokens itself with [BearerToken] and
+// [Verifier.Verify], whose refusals match the reason sentinels
+// (ErrTokenExpired, ...) with errors.Is.
 func (v *Verifier) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		project, ok := tenant.FromContext(ctx)
 		if !ok {
-			httpapi.WriteError(w, r, v.logger, errors.New("keys: Middleware: no project in the request context (mount it below the tenant resolver)"))
+			problem.Write(w, r, v.logger, errors.New("keys: Middleware: no project in the request context (mount it below the tenant resolver)"))
 			return
 		}
 		token, presented, reason := BearerToken(r.Header)
@@ -47,7 +52,7 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 // with err: 401 for a refusal, else (a store failure) the error's answer.
 func (v *Verifier) refuse(w http.ResponseWriter, r *http.Request, project string, err error) {
 	if !errors.Is(err, ErrInvalidToken) {
-		httpapi.WriteError(w, r, v.logger, err)
+		problem.Write(w, r, v.logger, err)
 		return
 	}
 	v.unauthorized(w, r, project, true, ReasonOf(err))
@@ -56,17 +61,12 @@ func (v *Verifier) refuse(w http.ResponseWriter, r *http.Request, project string
 // unauthorized logs an authentication failure and answers 401 with the
 // RFC 6750 challenge.
 func (v *Verifier) unauthorized(w http.ResponseWriter, r *http.Request, project string, presented bool, reason string) {
-	v.logger.InfoContext(r.Context(), "authentication failed",
-		"project", project, "method", r.Method, "path", r.URL.Path, "reason", reason)
-	var e *httpapi.Error
-	if presented {
-		e = httpapi.New(httpapi.CodeInvalidToken, "The bearer token is malformed, expired, revoked or not valid for this project.").
-			WithHeader("WWW-Authenticate", `Bearer error="invalid_token"`)
-	} else {
-		e = httpapi.New(httpapi.CodeInvalidToken, "This endpoint needs an Authorization: Bearer token.").
-			WithHeader("WWW-Authenticate", "Bearer")
+	args := []any{"project", project, "method", r.Method, "path", r.URL.Path, "reason", reason}
+	if id := requestid.FromContext(r.Context()); id != "" {
+		args = append(args, "request_id", id)
 	}
-	httpapi.WriteError(w, r, v.logger, e)
+	v.logger.InfoContext(r.Context(), "authentication failed", args...)
+	problem.Write(w, r, v.logger, problem.Unauthorized(presented))
 }
 
 // BearerToken extracts the token of an "Authorization: Bearer <token>"
@@ -134,7 +134,7 @@ func isB64Token(s string) bool {
 func (v *Verifier) APIKeyOnly(next http.Handler) http.Handler {
 	return v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p, _ := PrincipalFromContext(r.Context()); p.Kind != KindAPIKey {
-			httpapi.WriteError(w, r, v.logger, httpapi.New(httpapi.CodeForbidden, "This endpoint needs a permanent API key of the project, not a login token."))
+			problem.Write(w, r, v.logger, problem.New(problem.CodeForbidden, "This endpoint needs a permanent API key of the project, not a login token."))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -45,6 +47,10 @@ type VerifierOptions struct {
 	// again, so a busy key costs one store write per interval rather than
 	// one per request. Default: 1 minute.
 	TouchInterval time.Duration
+	// MeterProvider receives the latchkey.verifications counter (by cache
+	// hit or miss, and result). Nil means the global provider
+	// (otel.GetMeterProvider).
+	MeterProvider metric.MeterProvider
 }
 
 // Verifier checks bearer tokens for the project of each request. It is safe
@@ -83,6 +89,7 @@ type Verifier struct {
 	logger    *slog.Logger
 	leeway    time.Duration
 	cache     *verifyCache
+	metrics   *verifyMetrics
 
 	touchInterval time.Duration
 	touchMu       sync.Mutex
@@ -125,6 +132,7 @@ func NewVerifier(st VerifierStore, opts *VerifierOptions) *Verifier {
 		logger:        o.Logger,
 		leeway:        LeewayOf(o.Leeway),
 		cache:         newVerifyCache(o.CacheSize),
+		metrics:       newVerifyMetrics(o.MeterProvider),
 		touchInterval: o.TouchInterval,
 		touched:       make(map[recordKey]time.Time),
 		touchMax:      recMax,
@@ -145,27 +153,36 @@ func (v *Verifier) Verify(ctx context.Context, projectID, token string) (Princip
 }
 
 // verify checks token for projectID and returns its claims. touch says
-// whether an API key's use is recorded.
+// whether an API key's use is recorded. Each call counts one verification
+// (VerifierOptions.MeterProvider).
 func (v *Verifier) verify(ctx context.Context, projectID, token string, touch bool) (*Claims, error) {
+	c, hit, err := v.verifyToken(ctx, projectID, token, touch)
+	v.metrics.verified(ctx, hit, err)
+	return c, err
+}
+
+// verifyToken is verify, also reporting whether the token was found in the
+// cache of verified tokens.
+func (v *Verifier) verifyToken(ctx context.Context, projectID, token string, touch bool) (*Claims, bool, error) {
 	if token == "" {
-		return nil, malformed("empty token")
+		return nil, false, malformed("empty token")
 	}
 	if len(token) > MaxTokenBytes {
-		return nil, malformed("token too large")
+		return nil, false, malformed("token too large")
 	}
 	if projectID == "" {
-		return nil, errors.New("keys: verify: no project")
+		return nil, false, errors.New("keys: verify: no project")
 	}
 	var rv requestVersion
 	now := v.now()
 	sum := sha256.Sum256([]byte(token))
 	c, hit, err := v.cached(sum, projectID, now)
 	if err != nil {
-		return nil, err
+		return nil, hit, err
 	}
 	if hit {
 		if _, err := v.signingKey(ctx, projectID, c.KeyID, &rv); err != nil {
-			return nil, err
+			return nil, hit, err
 		}
 	} else {
 		// The key function captures rv: heap-allocate a copy here only,
@@ -176,24 +193,25 @@ func (v *Verifier) verify(ctx context.Context, projectID, token string, touch bo
 			return v.signingKey(ctx, projectID, kid, frv)
 		})
 		if err != nil {
-			return nil, err
+			return nil, hit, err
 		}
 		if err := c.check(projectID, "", now, v.leeway); err != nil {
-			return nil, err
+			return nil, hit, err
 		}
 		rv = *frv
 		v.cache.add(sum, projectID, c)
 	}
 	if err := v.checkRecords(ctx, projectID, c, now, touch, &rv); err != nil {
-		return nil, err
+		return nil, hit, err
 	}
-	return c, nil
+	return c, hit, nil
 }
 
 // cached returns the claims of the token whose SHA-256 is sum if the
 // verification cache holds them for projectID, checked against the clock at
 // now: an error when they are no longer valid at now (an expired token also
-// leaves the cache).
+// leaves the cache). It reports whether the cache held the token, also with
+// an error.
 func (v *Verifier) cached(sum [32]byte, projectID string, now time.Time) (*Claims, bool, error) {
 	c, hit := v.cache.get(sum, projectID)
 	if !hit {
@@ -203,7 +221,7 @@ func (v *Verifier) cached(sum [32]byte, projectID string, now time.Time) (*Claim
 		if errors.Is(err, ErrTokenExpired) {
 			v.cache.remove(sum)
 		}
-		return nil, false, err
+		return nil, true, err
 	}
 	return c, true, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/internal/openapitest"
 	"github.com/latchkey-dev/latchkey/openapi"
+	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
 
@@ -35,11 +36,11 @@ func TestDocument_isValidOpenAPI31(t *testing.T) {
 }
 
 // errorCodes returns the error codes of the wire contract: the string
-// constants named Code... of package httpapi, read from its source so that
+// constants named Code... of package problem, read from its source so that
 // a code added there and not here fails this test.
 func errorCodes(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "internal", "httpapi", "*.go"))
+	files, err := filepath.Glob(filepath.Join("..", "problem", "*.go"))
 	require.NoError(t, err)
 	var codes []string
 	fset := token.NewFileSet()
@@ -114,7 +115,7 @@ func TestDocument_errorCodes(t *testing.T) {
 	// The code each response component allows, with the status it pins.
 	statusOf := map[string][]float64{}
 	for name, r := range doc.Components.Responses {
-		problem, ok := r.Content[httpapi.ProblemContentType]
+		problem, ok := r.Content[problem.ContentType]
 		if !ok {
 			continue
 		}
@@ -131,10 +132,10 @@ func TestDocument_errorCodes(t *testing.T) {
 	}
 
 	codes := errorCodes(t)
-	assert.Len(t, listed, len(codes), "ErrorCode lists exactly the codes of package httpapi")
+	assert.Len(t, listed, len(codes), "ErrorCode lists exactly the codes of package problem")
 	for _, code := range codes {
-		status := httpapi.New(code, "").Status
-		require.Equal(t, code, httpapi.New(code, "").Code, "%s is a code of httpapi", code)
+		status := problem.New(code, "").Status
+		require.Equal(t, code, problem.New(code, "").Code, "%s is a code of package problem", code)
 		desc, ok := listed[code]
 		if assert.True(t, ok, "ErrorCode lacks %s", code) {
 			assert.True(t, strings.HasPrefix(desc, strconv.Itoa(status)+":"), "ErrorCode's %s says its status %d first: %q", code, status, desc)
@@ -244,7 +245,7 @@ func TestNewHandler_noProject(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
 	w := serve(t, openapi.NewHandler(nil, &openapi.Options{Logger: logger}), "", http.MethodGet, "/openapi.json")
 	require.Equal(t, http.StatusInternalServerError, w.Code)
-	assert.Equal(t, httpapi.ProblemContentType, w.Header().Get("Content-Type"))
+	assert.Equal(t, problem.ContentType, w.Header().Get("Content-Type"))
 	assert.NotContains(t, w.Body.String(), "context")
 }
 

@@ -7,8 +7,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/keys"
+	"github.com/latchkey-dev/latchkey/problem"
+	"github.com/latchkey-dev/latchkey/requestid"
 )
 
 // Middleware returns a handler that admits only requests bearing a token
@@ -40,11 +41,11 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 			v.unauthorized(w, r, true, ReasonOf(err))
 		case errors.Is(err, ErrStale), errors.Is(err, ErrClosed):
 			// Logged once per stale spell by Verify, not per request.
-			httpapi.WriteError(w, r, nil, httpapi.New(httpapi.CodeUnavailable,
+			problem.Write(w, r, nil, problem.New(problem.CodeUnavailable,
 				"Tokens cannot be verified now: the identity service's revocations are out of reach. Retry the request later.").
 				WithHeader("Retry-After", v.retryAfter()))
 		default:
-			httpapi.WriteError(w, r, v.logger, err)
+			problem.Write(w, r, v.logger, err)
 		}
 	})
 }
@@ -58,17 +59,12 @@ func (v *Verifier) retryAfter() string {
 // unauthorized logs an authentication failure and answers 401 with the
 // RFC 6750 challenge.
 func (v *Verifier) unauthorized(w http.ResponseWriter, r *http.Request, presented bool, reason string) {
-	v.logger.InfoContext(r.Context(), "authentication failed",
-		"project", v.project, "method", r.Method, "path", r.URL.Path, "reason", reason)
-	var e *httpapi.Error
-	if presented {
-		e = httpapi.New(httpapi.CodeInvalidToken, "The bearer token is malformed, expired, revoked or not valid for this project.").
-			WithHeader("WWW-Authenticate", `Bearer error="invalid_token"`)
-	} else {
-		e = httpapi.New(httpapi.CodeInvalidToken, "This endpoint needs an Authorization: Bearer token.").
-			WithHeader("WWW-Authenticate", "Bearer")
+	args := []any{"project", v.project, "method", r.Method, "path", r.URL.Path, "reason", reason}
+	if id := requestid.FromContext(r.Context()); id != "" {
+		args = append(args, "request_id", id)
 	}
-	httpapi.WriteError(w, r, v.logger, e)
+	v.logger.InfoContext(r.Context(), "authentication failed", args...)
+	problem.Write(w, r, v.logger, problem.Unauthorized(presented))
 }
 
 type claimsKey struct{}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/paginate"
+	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
@@ -213,6 +214,6 @@ func parseWait(rawQuery string) (time.Duration, error) {
 }
 
 func errBadWait() error {
-	return httpapi.Errorf(httpapi.CodeInvalidParameter,
+	return problem.Errorf(problem.CodeInvalidParameter,
 		"The wait parameter must be given once, as an integer from 1 to %d (seconds).", MaxWait)
 }

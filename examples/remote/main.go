@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/remote"
 )
 
@@ -147,7 +148,7 @@ func readKey(path string) (string, error) {
 func routes(v *remote.Verifier) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /whoami", v.Middleware(http.HandlerFunc(whoami)))
-	mux.Handle("/", httpapi.NotFound())
+	mux.Handle("/", problem.NotFound())
 	return mux
 }
 

@@ -84,6 +84,7 @@ func startServer(t *testing.T, dir string, args ...string) *server {
 	contract := openapitest.New(t, &openapitest.Options{
 		ProjectPrefix: "/p/",
 		Unchecked:     []string{"/healthz"}, // the example server's own
+		RequestIDs:    true,
 	})
 	s := &server{t: t, cmd: cmd, stderr: &testutil.Buffer{}, done: make(chan error, 1),
 		client: &http.Client{Transport: contract.Transport(nil)}}
@@ -192,6 +193,8 @@ func (s *server) problem(method, path, token string, status int, code string) re
 	for _, k := range []string{"type", "title", "detail"} {
 		require.NotEmpty(s.t, p[k], k)
 	}
+	require.NotEmpty(s.t, r.header.Get("X-Request-Id"))
+	require.Equal(s.t, r.header.Get("X-Request-Id"), p["request_id"], "the body names the request's id")
 	return r
 }
 
@@ -513,12 +516,64 @@ func TestE2E_requestLogNeverHoldsSecrets(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(line), &v), "log line %q is not JSON", line)
 		if v["msg"] == "request" {
 			requests++
-			for _, k := range []string{"method", "path", "status", "duration"} {
+			for _, k := range []string{"method", "path", "status", "duration", "request_id"} {
 				assert.Contains(t, v, k)
 			}
 		}
 	}
 	assert.Equal(t, 3, requests)
+}
+
+// TestE2E_requestID checks that every answer carries an X-Request-Id (the
+// client's own when it is safe, else a new one), that problem bodies name
+// it, and that the request's log line holds it.
+func TestE2E_requestID(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	send := func(path, id string) result {
+		t.Helper()
+		req, err := http.NewRequest("GET", s.base+path, nil)
+		require.NoError(t, err)
+		if id != "" {
+			req.Header.Set("X-Request-Id", id)
+		}
+		res, err := s.client.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return result{status: res.StatusCode, header: res.Header, body: b}
+	}
+
+	r := send("/v1/contacts", "support-ticket-7.a_b")
+	require.Equal(t, http.StatusUnauthorized, r.status)
+	assert.Equal(t, "support-ticket-7.a_b", r.header.Get("X-Request-Id"), "a safe id is kept")
+	assert.Equal(t, "support-ticket-7.a_b", r.json(t)["request_id"])
+
+	unsafe := `x","injected":"` + strings.Repeat("y", 70)
+	r = send("/p/nope/v1/contacts", unsafe)
+	require.Equal(t, http.StatusNotFound, r.status)
+	fresh := r.header.Get("X-Request-Id")
+	assert.Regexp(t, `^[A-Za-z0-9._-]{1,64}$`, fresh, "an unsafe id is replaced")
+	assert.Equal(t, fresh, r.json(t)["request_id"])
+
+	r = send("/healthz", "")
+	require.Equal(t, http.StatusOK, r.status)
+	healthID := r.header.Get("X-Request-Id")
+	assert.NotEmpty(t, healthID, "the server's own routes have ids too")
+	assert.NotEqual(t, fresh, healthID)
+
+	require.NoError(t, s.stop())
+	logged := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(s.stderr.String()), "\n") {
+		var v map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &v), "log line %q is not JSON", line)
+		if v["msg"] == "request" {
+			id, _ := v["request_id"].(string)
+			logged[id] = true
+		}
+	}
+	assert.Equal(t, map[string]bool{"support-ticket-7.a_b": true, fresh: true, healthID: true}, logged)
+	assert.NotContains(t, s.stderr.String(), "injected")
 }
 
 func TestE2E_gracefulShutdown(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 	"github.com/latchkey-dev/latchkey"
 	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/problem"
+	"github.com/latchkey-dev/latchkey/requestid"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
@@ -36,6 +38,7 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	sf.register(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	publicURL := registerPublicURL(fs, env)
+	metricsAddr := registerMetricsAddr(fs, env)
 	demo := fs.Bool("demo", false, "seed demo data once (an admin user and 1,000 contacts in project default) and print curl lines to try")
 	addressLimit := fs.Int("login-address-limit", 0, "failed sign-ins per client address and project in 15 minutes before 429 (0: the default, 50); raise it only to benchmark a login flood")
 	accessLogRate := fs.Int("access-log-rate", defaultAccessLogRate, "at most this many access log lines a second; the requests left out are counted in the next line's unlogged (server errors are always logged; 0: a line for every request)")
@@ -85,10 +88,26 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 			o.Limiter = identity.NewStoreLimiter(st, &identity.LimiterOptions{AddressLimit: *addressLimit})
 		}
 	}
-	inst, err := sf.open(ctx, env, logger, latchkey.Options{
+	opts := latchkey.Options{
 		Resolver: tenant.FromRequest,
 		Issuer:   issuerFor(public),
-	}, tune)
+	}
+	if *metricsAddr != "" {
+		metrics, err := startMetrics(*metricsAddr, logger)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+			defer cancel()
+			_ = metrics.Shutdown(sctx)
+		}()
+		opts.MeterProvider = metrics.MeterProvider()
+		if err := env.out.print(map[string]any{"event": "metrics", "addr": metrics.Addr().String(), "url": "http://" + displayAddr(metrics.Addr()) + "/metrics"}); err != nil {
+			return err
+		}
+	}
+	inst, err := sf.open(ctx, env, logger, opts, tune)
 	if err != nil {
 		return err
 	}
@@ -196,17 +215,18 @@ func displayAddr(addr net.Addr) string {
 
 // newRootHandler routes /healthz to the health check and everything else to
 // Latchkey: /p/{project}/... for project {project}, the rest for project
-// default. Requests are logged as limit admits them (see logRequests).
+// default. Every request gets its X-Request-Id (package requestid) and is
+// logged with it as limit admits it (see logRequests).
 func newRootHandler(inst *instance, logger *slog.Logger, limit *accessLimit) http.Handler {
 	api := tenant.ByPath(projectPathPrefix, store.DefaultProject, inst.lk.Handler())
 	health := healthHandler(inst, logger)
-	return logRequests(logger, limit, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return requestid.Middleware(logRequests(logger, limit, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" {
 			health.ServeHTTP(w, r)
 			return
 		}
 		api.ServeHTTP(w, r)
-	}))
+	})))
 }
 
 // healthHandler answers GET /healthz with 200 {"status":"ok"} when the store
@@ -214,7 +234,7 @@ func newRootHandler(inst *instance, logger *slog.Logger, limit *accessLimit) htt
 func healthHandler(inst *instance, logger *slog.Logger) http.Handler {
 	return httpapi.Handle(logger, func(w http.ResponseWriter, r *http.Request) error {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			httpapi.MethodNotAllowed(w, "GET, HEAD")
+			problem.MethodNotAllowed(w, r, "GET, HEAD")
 			return nil
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -229,9 +249,10 @@ func healthHandler(inst *instance, logger *slog.Logger) http.Handler {
 
 // logRequests writes the access log: a line per request admitted by limit
 // (see accessLimit) with method, path (never the query string, which could
-// carry a secret a client put there), status, size, duration and client
-// address, and "unlogged", the number of requests left out since the
-// previous line, when there were any. Headers and bodies are never logged.
+// carry a secret a client put there), status, size, duration, client
+// address and request id, and "unlogged", the number of requests left out
+// since the previous line, when there were any. Headers and bodies are
+// never logged.
 func logRequests(logger *slog.Logger, limit *accessLimit, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -253,6 +274,7 @@ func logRequests(logger *slog.Logger, limit *accessLimit, next http.Handler) htt
 				slog.Int64("bytes", sw.bytes),
 				slog.Duration("duration", end.Sub(start)),
 				slog.String("remote", r.RemoteAddr),
+				slog.String("request_id", requestid.FromContext(r.Context())),
 			}
 			if unlogged > 0 {
 				attrs = append(attrs, slog.Int64("unlogged", unlogged))

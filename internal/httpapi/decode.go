@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/latchkey-dev/latchkey/problem"
 )
 
 // MaxBodyBytes is the largest request body accepted (64 KiB).
@@ -37,28 +39,28 @@ const maxDepth = 32
 // The error's detail never quotes a member's value.
 func DecodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	if !hasMediaType(r.Header.Get("Content-Type"), "application/json") {
-		return New(CodeUnsupportedMediaType, "The request body must be application/json in UTF-8.")
+		return problem.New(problem.CodeUnsupportedMediaType, "The request body must be application/json in UTF-8.")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return New(CodeRequestTooLarge, fmt.Sprintf("The request body exceeds %d bytes.", MaxBodyBytes))
+			return problem.New(problem.CodeRequestTooLarge, fmt.Sprintf("The request body exceeds %d bytes.", MaxBodyBytes))
 		}
-		return New(CodeInvalidRequest, "The request body could not be read.").WithCause(err)
+		return problem.New(problem.CodeInvalidRequest, "The request body could not be read.").WithCause(err)
 	}
 	if !utf8.Valid(body) {
-		return New(CodeInvalidRequest, "The request body is not valid UTF-8.")
+		return problem.New(problem.CodeInvalidRequest, "The request body is not valid UTF-8.")
 	}
 	if err := checkObject(body); err != nil {
-		return New(CodeInvalidRequest, err.Error())
+		return problem.New(problem.CodeInvalidRequest, err.Error())
 	}
 	if err := json.Unmarshal(body, dst); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return New(CodeInvalidRequest, fmt.Sprintf("The field %q has the wrong type.", typeErr.Field))
+			return problem.New(problem.CodeInvalidRequest, fmt.Sprintf("The field %q has the wrong type.", typeErr.Field))
 		}
-		return New(CodeInvalidRequest, "The request body is not valid JSON.")
+		return problem.New(problem.CodeInvalidRequest, "The request body is not valid JSON.")
 	}
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-dev/latchkey/problem"
 )
 
 // counter is a struct field that counts the members encoding/json decodes
@@ -243,9 +245,9 @@ func TestDecodeJSON_DuplicateMemberSecondValueWins(t *testing.T) {
 	assert.Equal(t, "b", got.Password, "encoding/json keeps the second value")
 
 	_, err := decode(t, "application/json", body)
-	var e *Error
+	var e *problem.Error
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, CodeInvalidRequest, e.Code)
+	assert.Equal(t, problem.CodeInvalidRequest, e.Code)
 
 	budget := maxReferenceFields
 	assert.True(t, reachesOneField([]string{"password", "paſſword"}, &budget), "the reference sees one field")

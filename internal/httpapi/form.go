@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+
+	"github.com/latchkey-dev/latchkey/problem"
 )
 
 // FormContentType is the media type of form bodies.
@@ -23,19 +25,19 @@ const FormContentType = "application/x-www-form-urlencoded"
 // The query string is never read.
 func DecodeForm(w http.ResponseWriter, r *http.Request) (url.Values, error) {
 	if !hasMediaType(r.Header.Get("Content-Type"), FormContentType) {
-		return nil, New(CodeUnsupportedMediaType, "The request body must be "+FormContentType+" in UTF-8.")
+		return nil, problem.New(problem.CodeUnsupportedMediaType, "The request body must be "+FormContentType+" in UTF-8.")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return nil, New(CodeRequestTooLarge, fmt.Sprintf("The request body exceeds %d bytes.", MaxBodyBytes))
+			return nil, problem.New(problem.CodeRequestTooLarge, fmt.Sprintf("The request body exceeds %d bytes.", MaxBodyBytes))
 		}
-		return nil, New(CodeInvalidRequest, "The request body could not be read.").WithCause(err)
+		return nil, problem.New(problem.CodeInvalidRequest, "The request body could not be read.").WithCause(err)
 	}
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
-		return nil, New(CodeInvalidRequest, "The request body is not a valid form.")
+		return nil, problem.New(problem.CodeInvalidRequest, "The request body is not a valid form.")
 	}
 	return form, nil
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-dev/latchkey/problem"
 )
 
 func decodeForm(contentType, body string) (map[string][]string, error) {
@@ -37,17 +39,17 @@ func TestDecodeForm_Rejects(t *testing.T) {
 	for _, tc := range []struct {
 		name, contentType, body, code string
 	}{
-		{"no content type", "", "token=a", CodeUnsupportedMediaType},
-		{"json", "application/json", `{"token":"a"}`, CodeUnsupportedMediaType},
-		{"charset latin1", FormContentType + "; charset=latin1", "token=a", CodeUnsupportedMediaType},
-		{"other parameter", FormContentType + "; x=y", "token=a", CodeUnsupportedMediaType},
-		{"too large", FormContentType, "token=" + strings.Repeat("a", MaxBodyBytes), CodeRequestTooLarge},
-		{"bad escape", FormContentType, "token=%zz", CodeInvalidRequest},
-		{"semicolon", FormContentType, "token=a;b", CodeInvalidRequest},
+		{"no content type", "", "token=a", problem.CodeUnsupportedMediaType},
+		{"json", "application/json", `{"token":"a"}`, problem.CodeUnsupportedMediaType},
+		{"charset latin1", FormContentType + "; charset=latin1", "token=a", problem.CodeUnsupportedMediaType},
+		{"other parameter", FormContentType + "; x=y", "token=a", problem.CodeUnsupportedMediaType},
+		{"too large", FormContentType, "token=" + strings.Repeat("a", MaxBodyBytes), problem.CodeRequestTooLarge},
+		{"bad escape", FormContentType, "token=%zz", problem.CodeInvalidRequest},
+		{"semicolon", FormContentType, "token=a;b", problem.CodeInvalidRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := decodeForm(tc.contentType, tc.body)
-			var e *Error
+			var e *problem.Error
 			require.ErrorAs(t, err, &e)
 			assert.Equal(t, tc.code, e.Code)
 			assert.NotContains(t, e.Detail, "token=", "the detail does not echo the body")

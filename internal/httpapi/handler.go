@@ -5,13 +5,15 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+
+	"github.com/latchkey-dev/latchkey/problem"
 )
 
 // HandlerFunc is an HTTP handler that returns its error instead of writing
 // it. It must not write a response when it returns a non-nil error.
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// Handle adapts fn to an http.Handler that writes fn's error with WriteError
+// Handle adapts fn to an http.Handler that writes fn's error with problem.Write
 // on logger (nil means slog.Default()).
 func Handle(logger *slog.Logger, fn HandlerFunc) http.Handler {
 	if logger == nil {
@@ -19,7 +21,7 @@ func Handle(logger *slog.Logger, fn HandlerFunc) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := fn(w, r); err != nil {
-			WriteError(w, r, logger, err)
+			problem.Write(w, r, logger, err)
 		}
 	})
 }

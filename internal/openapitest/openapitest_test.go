@@ -67,7 +67,7 @@ func problemHeaders(extra ...string) map[string]string {
 	return h
 }
 
-func problem(code string, status int) string {
+func problemBody(code string, status int) string {
 	return fmt.Sprintf(`{"type":"https://latchkey.dev/problems/%s","title":%q,"status":%d,"detail":"Something.","code":%q}`,
 		code, http.StatusText(status), status, code)
 }
@@ -100,44 +100,44 @@ func TestCheck(t *testing.T) {
 			header: map[string]string{"Content-Type": "application/json", "X-Content-Type-Options": "nosniff"}, body: emptyPage}, false},
 		{"another media type", exchange{method: "GET", target: "/v1/contacts", auth: bearer(apiKey), status: 200,
 			header: map[string]string{"Content-Type": "text/plain", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}, body: emptyPage}, false},
-		{"an undocumented status", exchange{method: "GET", target: "/v1/contacts", auth: bearer(apiKey), status: 418, header: problemHeaders(), body: problem("internal", 418)}, false},
+		{"an undocumented status", exchange{method: "GET", target: "/v1/contacts", auth: bearer(apiKey), status: 418, header: problemHeaders(), body: problemBody("internal", 418)}, false},
 
 		{"no token, 401", exchange{method: "GET", target: "/v1/contacts", status: 401,
-			header: problemHeaders("WWW-Authenticate", "Bearer"), body: problem("invalid_token", 401)}, true},
+			header: problemHeaders("WWW-Authenticate", "Bearer"), body: problemBody("invalid_token", 401)}, true},
 		{"no token, 401 without a challenge", exchange{method: "GET", target: "/v1/contacts", status: 401,
-			header: problemHeaders(), body: problem("invalid_token", 401)}, false},
+			header: problemHeaders(), body: problemBody("invalid_token", 401)}, false},
 		{"no token, 200", exchange{method: "GET", target: "/v1/contacts", status: 200, header: jsonOK, body: emptyPage}, false},
 		{"a token in two headers' worth of spaces", exchange{method: "GET", target: "/v1/contacts", auth: "Bearer  " + apiKey, status: 200, header: jsonOK, body: emptyPage}, false},
 		{"a login token for the feed, 403", exchange{method: "GET", target: "/v1/identity/revocations", auth: bearer(loginToken), status: 403,
-			header: problemHeaders(), body: problem("forbidden", 403)}, true},
+			header: problemHeaders(), body: problemBody("forbidden", 403)}, true},
 		{"a login token for the feed, 200", exchange{method: "GET", target: "/v1/identity/revocations", auth: bearer(loginToken), status: 200, header: jsonOK, body: emptyPage}, false},
 		{"a problem with the wrong status", exchange{method: "GET", target: "/v1/identity/revocations", auth: bearer(loginToken), status: 403,
-			header: problemHeaders(), body: problem("forbidden", 401)}, false},
+			header: problemHeaders(), body: problemBody("forbidden", 401)}, false},
 
 		{"limit=0, 400 invalid_parameter", exchange{method: "GET", target: "/v1/contacts?limit=0", auth: bearer(apiKey), status: 400,
-			header: problemHeaders(), body: problem("invalid_parameter", 400)}, true},
+			header: problemHeaders(), body: problemBody("invalid_parameter", 400)}, true},
 		{"limit=0, 400 invalid_request", exchange{method: "GET", target: "/v1/contacts?limit=0", auth: bearer(apiKey), status: 400,
-			header: problemHeaders(), body: problem("invalid_request", 400)}, false},
+			header: problemHeaders(), body: problemBody("invalid_request", 400)}, false},
 		{"limit=0, 200", exchange{method: "GET", target: "/v1/contacts?limit=0", auth: bearer(apiKey), status: 200, header: jsonOK, body: emptyPage}, false},
 		{"limit=+5, 200", exchange{method: "GET", target: "/v1/contacts?limit=%2B5", auth: bearer(apiKey), status: 200, header: jsonOK, body: emptyPage}, false},
 		{"wait=61, 200", exchange{method: "GET", target: "/v1/identity/revocations?wait=61", auth: bearer(apiKey), status: 200, header: jsonOK, body: emptyPage}, false},
 		{"wait=060, 200", exchange{method: "GET", target: "/v1/identity/revocations?wait=060", auth: bearer(apiKey), status: 200, header: jsonOK, body: emptyPage}, true},
 		{"a bad cursor, unknown project", exchange{method: "GET", target: "/p/nope/v1/contacts?cursor=x", auth: bearer(apiKey), status: 404,
-			header: problemHeaders(), body: problem("not_found", 404)}, true},
+			header: problemHeaders(), body: problemBody("not_found", 404)}, true},
 
 		{"a login without password, 400", exchange{method: "POST", target: "/v1/identity/login", reqType: "application/json", reqBody: `{"email":"a@example.com"}`,
-			status: 400, header: problemHeaders(), body: problem("invalid_request", 400)}, true},
+			status: 400, header: problemHeaders(), body: problemBody("invalid_request", 400)}, true},
 		{"a login without password, 401", exchange{method: "POST", target: "/v1/identity/login", reqType: "application/json", reqBody: `{"email":"a@example.com"}`,
-			status: 401, header: problemHeaders(), body: problem("invalid_credentials", 401)}, false},
+			status: 401, header: problemHeaders(), body: problemBody("invalid_credentials", 401)}, false},
 		{"a login as text, 415", exchange{method: "POST", target: "/v1/identity/login", reqType: "text/plain", reqBody: `{"email":"a","password":"b"}`,
-			status: 415, header: problemHeaders(), body: problem("unsupported_media_type", 415)}, true},
+			status: 415, header: problemHeaders(), body: problemBody("unsupported_media_type", 415)}, true},
 		{"throttled without Retry-After", exchange{method: "POST", target: "/v1/identity/login", reqType: "application/json", reqBody: `{"email":"a","password":"b"}`,
-			status: 429, header: problemHeaders(), body: problem("rate_limited", 429)}, false},
+			status: 429, header: problemHeaders(), body: problemBody("rate_limited", 429)}, false},
 		{"throttled", exchange{method: "POST", target: "/v1/identity/login", reqType: "application/json", reqBody: `{"email":"a","password":"b"}`,
-			status: 429, header: problemHeaders("Retry-After", "900"), body: problem("rate_limited", 429)}, true},
+			status: 429, header: problemHeaders("Retry-After", "900"), body: problemBody("rate_limited", 429)}, true},
 		{"logout, 204", exchange{method: "POST", target: "/v1/identity/logout", reqType: "application/json", reqBody: `{"refresh_token":"rt_x"}`, status: 204}, true},
 		{"logout, 401", exchange{method: "POST", target: "/v1/identity/logout", reqType: "application/json", reqBody: `{"refresh_token":"rt_x"}`,
-			status: 401, header: problemHeaders(), body: problem("invalid_refresh_token", 401)}, false},
+			status: 401, header: problemHeaders(), body: problemBody("invalid_refresh_token", 401)}, false},
 		{"introspection with no token parameter, 200", exchange{method: "POST", target: "/v1/identity/introspect", auth: bearer(apiKey),
 			reqType: "application/x-www-form-urlencoded", reqBody: "x=1", status: 200, header: jsonOK, body: `{"active":false}`}, false},
 		{"inactive with a claim", exchange{method: "POST", target: "/v1/identity/introspect", auth: bearer(apiKey),
@@ -150,17 +150,17 @@ func TestCheck(t *testing.T) {
 			header: map[string]string{"Content-Type": "text/plain", "WWW-Authenticate": "Bearer", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}}, false},
 		{"HEAD without a token, 200", exchange{method: "HEAD", target: "/v1/contacts", status: 200, header: jsonOK}, false},
 
-		{"an unknown path, 404", exchange{method: "GET", target: "/v1/nope", status: 404, header: problemHeaders(), body: problem("not_found", 404)}, true},
+		{"an unknown path, 404", exchange{method: "GET", target: "/v1/nope", status: 404, header: problemHeaders(), body: problemBody("not_found", 404)}, true},
 		{"an unknown path, 200", exchange{method: "GET", target: "/v1/nope", status: 200, header: jsonOK, body: `{}`}, false},
 		{"an unknown path, plain 404", exchange{method: "GET", target: "/v1/nope", status: 404, header: map[string]string{"Content-Type": "text/plain"}, body: "404 page not found"}, false},
-		{"a project alone", exchange{method: "GET", target: "/p/acme", status: 404, header: problemHeaders(), body: problem("not_found", 404)}, true},
+		{"a project alone", exchange{method: "GET", target: "/p/acme", status: 404, header: problemHeaders(), body: problemBody("not_found", 404)}, true},
 		{"another method, 405", exchange{method: "DELETE", target: "/v1/contacts", status: 405,
-			header: problemHeaders("Allow", "GET, HEAD"), body: problem("method_not_allowed", 405)}, true},
+			header: problemHeaders("Allow", "GET, HEAD"), body: problemBody("method_not_allowed", 405)}, true},
 		{"another method, 405 with a wrong Allow", exchange{method: "DELETE", target: "/v1/contacts", status: 405,
-			header: problemHeaders("Allow", "GET"), body: problem("method_not_allowed", 405)}, false},
+			header: problemHeaders("Allow", "GET"), body: problemBody("method_not_allowed", 405)}, false},
 		{"another method, 200", exchange{method: "PUT", target: "/v1/identity/login", status: 200, header: jsonOK, body: `{}`}, false},
 		{"another method, unknown project", exchange{method: "DELETE", target: "/p/nope/v1/contacts", status: 404,
-			header: problemHeaders(), body: problem("not_found", 404)}, true},
+			header: problemHeaders(), body: problemBody("not_found", 404)}, true},
 
 		{"the console, out of scope", exchange{method: "POST", target: "/p/acme/console/keys", status: 418}, true},
 		{"the console redirect, out of scope", exchange{method: "GET", target: "/console", status: 301}, true},
@@ -316,4 +316,47 @@ func TestHandler(t *testing.T) {
 		assert.NoError(t, http.NewResponseController(w).Flush())
 	}))
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+}
+
+// Check with RequestIDs demands one X-Request-Id on every answer, named by
+// every problem body; the document alone lets either be left out.
+func TestCheck_requestIDs(t *testing.T) {
+	strict := New(t, &Options{RequestIDs: true})
+	lax := New(t, nil)
+	withID := func(h map[string]string, id string) map[string]string {
+		out := map[string]string{"X-Request-Id": id}
+		for k, v := range h {
+			out[k] = v
+		}
+		return out
+	}
+	const id = "req-1"
+	problemWithID := `{"type":"https://latchkey.dev/problems/invalid_token","title":"Unauthorized","status":401,"detail":"Something.","code":"invalid_token","request_id":"req-1"}`
+	cases := []struct {
+		name          string
+		ex            exchange
+		strictAllowed bool
+	}{
+		{"a page with an id", exchange{method: "GET", target: "/v1/contacts", auth: "Bearer " + apiKey, status: 200, header: withID(jsonOK, id), body: emptyPage}, true},
+		{"a page without an id", exchange{method: "GET", target: "/v1/contacts", auth: "Bearer " + apiKey, status: 200, header: jsonOK, body: emptyPage}, false},
+		{"a problem naming its id", exchange{method: "GET", target: "/v1/contacts", status: 401,
+			header: withID(problemHeaders("WWW-Authenticate", "Bearer"), id), body: problemWithID}, true},
+		{"a problem naming another id", exchange{method: "GET", target: "/v1/contacts", status: 401,
+			header: withID(problemHeaders("WWW-Authenticate", "Bearer"), "req-2"), body: problemWithID}, false},
+		{"a problem naming none", exchange{method: "GET", target: "/v1/contacts", status: 401,
+			header: withID(problemHeaders("WWW-Authenticate", "Bearer"), id), body: problemBody("invalid_token", 401)}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := strict.Check(context.Background(), c.ex.build())
+			if c.strictAllowed {
+				assert.NoError(t, err)
+			} else {
+				assert.Error(t, err)
+			}
+			assert.NoError(t, lax.Check(context.Background(), c.ex.build()), "the document allows it")
+		})
+	}
+	bad := exchange{method: "GET", target: "/v1/contacts", auth: "Bearer " + apiKey, status: 200, header: withID(jsonOK, "not safe!"), body: emptyPage}
+	assert.Error(t, lax.Check(context.Background(), bad.build()), "the document's pattern refuses an unsafe id")
 }

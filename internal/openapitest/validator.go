@@ -53,8 +53,8 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
-	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/openapi"
+	"github.com/latchkey-dev/latchkey/problem"
 )
 
 // OutOfScopeKey is the document's top-level member that lists the paths it
@@ -83,6 +83,11 @@ type Options struct {
 	// the bearer middleware (the routing table adds it): requests are not
 	// checked against the operations' security requirements.
 	NoAuthentication bool
+	// RequestIDs says that the handler under test is Latchkey's Handler,
+	// which sends X-Request-Id on every answer (the document lets handlers
+	// mounted without it leave it out): every answer must carry it, and
+	// every problem body must name it as request_id.
+	RequestIDs bool
 }
 
 // Validator checks exchanges against the document. It is safe for
@@ -177,7 +182,7 @@ func (v *Validator) Check(ctx context.Context, ex Exchange) error {
 	if !ok {
 		return nil
 	}
-	return redact(v.check(ctx, path, ex), secretsOf(ex))
+	return redact(errors.Join(v.check(ctx, path, ex), v.checkRequestID(ex)), secretsOf(ex))
 }
 
 // documentPath returns the path of the document a request path is checked
@@ -228,6 +233,29 @@ func (v *Validator) check(ctx context.Context, path string, ex Exchange) error {
 		errs = append(errs, checkRefusal(reqErr, ex))
 	}
 	return errors.Join(errs...)
+}
+
+// checkRequestID checks, when Options.RequestIDs asks for it, that the
+// answer carries one X-Request-Id and that a problem body names it.
+func (v *Validator) checkRequestID(ex Exchange) error {
+	if !v.opts.RequestIDs {
+		return nil
+	}
+	ids := ex.Header.Values("X-Request-Id")
+	if len(ids) != 1 || ids[0] == "" {
+		return fmt.Errorf("the answer has %d X-Request-Id headers, want one", len(ids))
+	}
+	mt, _, _ := mime.ParseMediaType(ex.Header.Get("Content-Type"))
+	if mt != problem.ContentType || len(ex.Body) == 0 {
+		return nil
+	}
+	var p struct {
+		RequestID string `json:"request_id"`
+	}
+	if err := json.Unmarshal(ex.Body, &p); err != nil || p.RequestID != ids[0] {
+		return fmt.Errorf("the problem's request_id is %q, the X-Request-Id header %q", p.RequestID, ids[0])
+	}
+	return nil
 }
 
 // fallbackRoute is a route whose operation answers with the named response
@@ -307,7 +335,7 @@ func checkMediaType(route *routers.Route, ex Exchange) error {
 // checkRefusal checks the answer to a request the document does not allow:
 // it must be refused with a code that reqErr's faults call for.
 func checkRefusal(reqErr error, ex Exchange) error {
-	allowed := map[string]bool{httpapi.CodeNotFound: true, httpapi.CodeUnavailable: true}
+	allowed := map[string]bool{problem.CodeNotFound: true, problem.CodeUnavailable: true}
 	var faults []error
 	var me openapi3.MultiError
 	if errors.As(reqErr, &me) {
@@ -320,15 +348,15 @@ func checkRefusal(reqErr error, ex Exchange) error {
 		var re *openapi3filter.RequestError
 		switch {
 		case errors.As(f, &sec):
-			allowed[httpapi.CodeInvalidToken] = true
-			allowed[httpapi.CodeForbidden] = true
+			allowed[problem.CodeInvalidToken] = true
+			allowed[problem.CodeForbidden] = true
 		case errors.As(f, &re) && re.Parameter != nil:
-			allowed[httpapi.CodeInvalidParameter] = true
-			allowed[httpapi.CodeInvalidCursor] = true
+			allowed[problem.CodeInvalidParameter] = true
+			allowed[problem.CodeInvalidCursor] = true
 		case errors.As(f, &re) && re.RequestBody != nil:
-			allowed[httpapi.CodeInvalidRequest] = true
-			allowed[httpapi.CodeUnsupportedMediaType] = true
-			allowed[httpapi.CodeRequestTooLarge] = true
+			allowed[problem.CodeInvalidRequest] = true
+			allowed[problem.CodeUnsupportedMediaType] = true
+			allowed[problem.CodeRequestTooLarge] = true
 		default:
 			return fmt.Errorf("the request is not one the document allows, for a reason this helper cannot classify: %w", f)
 		}
@@ -336,7 +364,7 @@ func checkRefusal(reqErr error, ex Exchange) error {
 	code, status := answerCode(ex), ex.Status
 	for c := range allowed {
 		// A HEAD answer has no body: its status stands for its code.
-		if c == code || code == "" && httpapi.New(c, "").Status == status {
+		if c == code || code == "" && problem.New(c, "").Status == status {
 			return nil
 		}
 	}
@@ -353,7 +381,7 @@ func checkRefusal(reqErr error, ex Exchange) error {
 // answerCode returns the code of a problem+json answer, or "".
 func answerCode(ex Exchange) string {
 	mt, _, _ := mime.ParseMediaType(ex.Header.Get("Content-Type"))
-	if mt != httpapi.ProblemContentType {
+	if mt != problem.ContentType {
 		return ""
 	}
 	var p struct {

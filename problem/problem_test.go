@@ -1,4 +1,4 @@
-package httpapi
+package problem
 
 import (
 	"context"
@@ -16,42 +16,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/latchkey-dev/latchkey/requestid"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
 func newTestLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, nil))
-}
-
-func TestHandle_WritesProblem(t *testing.T) {
-	h := Handle(nil, func(w http.ResponseWriter, r *http.Request) error {
-		return New(CodeRateLimited, "Too many attempts.").WithHeader("Retry-After", "30")
-	})
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
-	assert.Equal(t, 429, rec.Code)
-	assert.Equal(t, ProblemContentType, rec.Header().Get("Content-Type"))
-	assert.Equal(t, "30", rec.Header().Get("Retry-After"))
-	var p map[string]any
-	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p))
-	assert.Equal(t, map[string]any{
-		"type": "https://latchkey.dev/problems/rate_limited", "title": "Too Many Requests",
-		"status": float64(429), "detail": "Too many attempts.", "code": "rate_limited",
-	}, p)
-}
-
-func TestHandle_InternalErrorHidesCause(t *testing.T) {
-	var logged strings.Builder
-	logger := newTestLogger(&logged)
-	h := Handle(logger, func(w http.ResponseWriter, r *http.Request) error {
-		return errors.New("SELECT secret FROM users: disk I/O error")
-	})
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/contacts", nil))
-	assert.Equal(t, 500, rec.Code)
-	assert.NotContains(t, rec.Body.String(), "SELECT")
-	assert.Contains(t, rec.Body.String(), `"code":"internal"`)
-	assert.Contains(t, logged.String(), "disk I/O error", "the cause is logged for operators")
 }
 
 func TestNew_EveryCodeHasItsStatus(t *testing.T) {
@@ -70,16 +40,16 @@ func TestNew_EveryCodeHasItsStatus(t *testing.T) {
 
 func TestMethodNotAllowed(t *testing.T) {
 	rec := httptest.NewRecorder()
-	MethodNotAllowed(rec, "GET, HEAD")
+	MethodNotAllowed(rec, httptest.NewRequest(http.MethodGet, "/", nil), "GET, HEAD")
 	assert.Equal(t, 405, rec.Code)
 	assert.Equal(t, "GET, HEAD", rec.Header().Get("Allow"))
 	assert.Contains(t, rec.Body.String(), `"code":"method_not_allowed"`)
 }
 
-// TestWriteError_Unavailable covers every way a store outage reaches the
+// TestWrite_Unavailable covers every way a store outage reaches the
 // writer: 503 unavailable with Retry-After, the cause logged at Warn level
 // and never shown.
-func TestWriteError_Unavailable(t *testing.T) {
+func TestWrite_Unavailable(t *testing.T) {
 	cause := fmt.Errorf("sqlite: list contacts: SQLITE_BUSY after 5s: %w", store.ErrUnavailable)
 	for name, err := range map[string]error{
 		"store error":            cause,
@@ -91,14 +61,14 @@ func TestWriteError_Unavailable(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var logged strings.Builder
 			rec := httptest.NewRecorder()
-			WriteError(rec, httptest.NewRequest(http.MethodGet, "/v1/contacts", nil), newTestLogger(&logged), err)
+			Write(rec, httptest.NewRequest(http.MethodGet, "/v1/contacts", nil), newTestLogger(&logged), err)
 
 			assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
-			assert.Equal(t, ProblemContentType, rec.Header().Get("Content-Type"))
+			assert.Equal(t, ContentType, rec.Header().Get("Content-Type"))
 			assert.Equal(t, strconv.Itoa(RetryAfterUnavailable), rec.Header().Get("Retry-After"))
-			var p Problem
+			var p Body
 			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p))
-			assert.Equal(t, Problem{
+			assert.Equal(t, Body{
 				Type: "https://latchkey.dev/problems/unavailable", Title: "Service Unavailable",
 				Status: 503, Detail: p.Detail, Code: CodeUnavailable,
 			}, p)
@@ -113,20 +83,20 @@ func TestWriteError_Unavailable(t *testing.T) {
 	}
 }
 
-func TestWriteError_UnavailableCodeGetsRetryAfter(t *testing.T) {
+func TestWrite_UnavailableCodeGetsRetryAfter(t *testing.T) {
 	rec := httptest.NewRecorder()
-	WriteError(rec, httptest.NewRequest(http.MethodGet, "/", nil), nil, New(CodeUnavailable, "Down."))
+	Write(rec, httptest.NewRequest(http.MethodGet, "/", nil), nil, New(CodeUnavailable, "Down."))
 	assert.Equal(t, 503, rec.Code)
 	assert.Equal(t, strconv.Itoa(RetryAfterUnavailable), rec.Header().Get("Retry-After"))
 
 	rec = httptest.NewRecorder()
 	e := New(CodeUnavailable, "Down.").WithHeader("Retry-After", "30")
-	WriteError(rec, httptest.NewRequest(http.MethodGet, "/", nil), nil, e)
+	Write(rec, httptest.NewRequest(http.MethodGet, "/", nil), nil, e)
 	assert.Equal(t, []string{"30"}, rec.Header().Values("Retry-After"), "a handler's own Retry-After is kept")
 	assert.Equal(t, []string{"30"}, e.Header.Values("Retry-After"), "the *Error is not changed")
 }
 
-func TestWriteError_NotUnavailable(t *testing.T) {
+func TestWrite_NotUnavailable(t *testing.T) {
 	for name, err := range map[string]error{
 		"not found":     fmt.Errorf("x: %w", store.ErrNotFound),
 		"conflict":      store.ErrConflict,
@@ -135,32 +105,31 @@ func TestWriteError_NotUnavailable(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			WriteError(rec, httptest.NewRequest(http.MethodGet, "/", nil), nil, err)
+			Write(rec, httptest.NewRequest(http.MethodGet, "/", nil), nil, err)
 			assert.Equal(t, 500, rec.Code)
 			assert.Empty(t, rec.Header().Get("Retry-After"))
 		})
 	}
 }
 
-func TestWriteError_CancelledRequestGetsNothing(t *testing.T) {
+func TestWrite_CancelledRequestGetsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	rec := httptest.NewRecorder()
-	WriteError(rec, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx), nil, store.ErrUnavailable)
+	Write(rec, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx), nil, store.ErrUnavailable)
 	assert.Empty(t, rec.Body.String())
 }
 
-// TestBodiesEndWithNewline checks that every problem body, like every
-// WriteJSON body, is one JSON value followed by one newline.
+// TestBodiesEndWithNewline checks that every problem body is one JSON value
+// followed by one newline.
 func TestBodiesEndWithNewline(t *testing.T) {
 	req := httptest.NewRequest(http.MethodGet, "/", nil)
 	writers := map[string]func(w http.ResponseWriter){
-		"WriteError *Error":      func(w http.ResponseWriter) { WriteError(w, req, nil, New(CodeForbidden, "No.")) },
-		"WriteError internal":    func(w http.ResponseWriter) { WriteError(w, req, nil, errors.New("boom")) },
-		"WriteError unavailable": func(w http.ResponseWriter) { WriteError(w, req, nil, store.ErrUnavailable) },
-		"NotFound":               func(w http.ResponseWriter) { NotFound().ServeHTTP(w, req) },
-		"MethodNotAllowed":       func(w http.ResponseWriter) { MethodNotAllowed(w, "GET") },
-		"WriteJSON":              func(w http.ResponseWriter) { _ = WriteJSON(w, 200, map[string]int{"a": 1}) },
+		"Write *Error":        func(w http.ResponseWriter) { Write(w, req, nil, New(CodeForbidden, "No.")) },
+		"WriteError internal": func(w http.ResponseWriter) { Write(w, req, nil, errors.New("boom")) },
+		"Write unavailable":   func(w http.ResponseWriter) { Write(w, req, nil, store.ErrUnavailable) },
+		"NotFound":            func(w http.ResponseWriter) { NotFound().ServeHTTP(w, req) },
+		"MethodNotAllowed":    func(w http.ResponseWriter) { MethodNotAllowed(w, req, "GET") },
 	}
 	for name, write := range writers {
 		t.Run(name, func(t *testing.T) {
@@ -172,5 +141,42 @@ func TestBodiesEndWithNewline(t *testing.T) {
 			assert.Equal(t, strconv.Itoa(len(body)), rec.Header().Get("Content-Length"))
 			assert.Equal(t, 1, strings.Count(body, "\n"))
 		})
+	}
+}
+
+func TestWrite_RequestID(t *testing.T) {
+	var logged strings.Builder
+	req := httptest.NewRequest(http.MethodGet, "/v1/contacts", nil)
+	req = req.WithContext(requestid.NewContext(req.Context(), "req-42"))
+	for name, err := range map[string]error{
+		"an *Error":   New(CodeForbidden, "No."),
+		"internal":    errors.New("boom"),
+		"unavailable": store.ErrUnavailable,
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			Write(rec, req, newTestLogger(&logged), err)
+			var p Body
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p))
+			assert.Equal(t, "req-42", p.RequestID)
+		})
+	}
+	assert.Contains(t, logged.String(), "request_id=req-42", "the log lines of 5xx answers carry the id")
+
+	rec := httptest.NewRecorder()
+	NotFound().ServeHTTP(rec, req)
+	assert.Contains(t, rec.Body.String(), `"request_id":"req-42"`)
+
+	rec = httptest.NewRecorder()
+	Write(rec, httptest.NewRequest(http.MethodGet, "/", nil), nil, New(CodeForbidden, "No."))
+	assert.NotContains(t, rec.Body.String(), "request_id", "no id in the context: none in the body")
+}
+
+func TestUnauthorized(t *testing.T) {
+	for presented, challenge := range map[bool]string{false: "Bearer", true: `Bearer error="invalid_token"`} {
+		e := Unauthorized(presented)
+		assert.Equal(t, 401, e.Status)
+		assert.Equal(t, CodeInvalidToken, e.Code)
+		assert.Equal(t, []string{challenge}, e.Header.Values("WWW-Authenticate"))
 	}
 }
