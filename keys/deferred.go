@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -54,7 +55,7 @@ func (v *Verifier) DeferredMiddleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
-		g := &guardedWriter{w: w, r: r, pc: pc}
+		g := &guardedWriter{w: w, h: w.Header().Clone(), r: r, pc: pc}
 		next.ServeHTTP(g, r.WithContext(context.WithValue(ctx, pendingKey{}, pc)))
 		g.allowed() // a handler that wrote nothing: a refusal is still answered
 	})
@@ -188,6 +189,7 @@ var errWriteRefused = errors.New("keys: the request's token was refused; its ans
 // the connection around it.
 type guardedWriter struct {
 	w  http.ResponseWriter
+	h  http.Header // the handler's headers, w's once the token is admitted
 	r  *http.Request
 	pc *pendingCheck
 
@@ -207,18 +209,23 @@ const (
 func (g *guardedWriter) allowed() bool {
 	if g.state == undecided {
 		if err := g.pc.decide(g.r.Context()); err != nil {
-			// The handler's headers are not the refusal's.
-			clear(g.w.Header())
+			// The refusal goes out with the headers set before the
+			// handler ran (the request id), not the handler's.
 			g.pc.v.refuse(g.w, g.r, g.pc.project, err)
 			g.state = refused
 		} else {
+			out := g.w.Header()
+			clear(out)
+			maps.Copy(out, g.h)
 			g.state = admitted
 		}
 	}
 	return g.state == admitted
 }
 
-func (g *guardedWriter) Header() http.Header { return g.w.Header() }
+// Header returns the handler's headers: a copy of those set before it ran,
+// sent only if the token is admitted.
+func (g *guardedWriter) Header() http.Header { return g.h }
 
 func (g *guardedWriter) WriteHeader(status int) {
 	if g.allowed() {

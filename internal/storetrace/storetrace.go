@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -32,32 +33,77 @@ var _ store.Store = (*Store)(nil)
 var clientSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 
 // Wrap returns st with its calls traced by tracer. The result implements
-// store.ChangeVersioner and store.RevocationWatcher when st does (those
-// calls are not traced: they are signals, not reads), so that what callers
-// discover by type assertion is unchanged.
+// store.ChangeVersioner, store.RevocationWatcher and
+// store.CheckedContactLister when st does, so that what callers discover by
+// type assertion is unchanged. ChangeVersion and WatchRevocations are not
+// traced (they are signals, not reads); ListContactsChecked is.
 func Wrap(st store.Store, tracer trace.Tracer) store.Store {
 	s := &Store{st: st, tracer: tracer}
 	cv, isCV := st.(store.ChangeVersioner)
 	w, isW := st.(store.RevocationWatcher)
+	var cl store.CheckedContactLister
+	_, isCL := st.(store.CheckedContactLister)
+	if isCL {
+		cl = checkedLister{s}
+	}
+	type (
+		CV = store.ChangeVersioner
+		W  = store.RevocationWatcher
+		CL = store.CheckedContactLister
+	)
 	switch {
+	case isCV && isW && isCL:
+		return struct {
+			*Store
+			CV
+			W
+			CL
+		}{s, cv, w, cl}
 	case isCV && isW:
 		return struct {
 			*Store
-			store.ChangeVersioner
-			store.RevocationWatcher
+			CV
+			W
 		}{s, cv, w}
+	case isCV && isCL:
+		return struct {
+			*Store
+			CV
+			CL
+		}{s, cv, cl}
+	case isW && isCL:
+		return struct {
+			*Store
+			W
+			CL
+		}{s, w, cl}
 	case isCV:
 		return struct {
 			*Store
-			store.ChangeVersioner
+			CV
 		}{s, cv}
 	case isW:
 		return struct {
 			*Store
-			store.RevocationWatcher
+			W
 		}{s, w}
+	case isCL:
+		return struct {
+			*Store
+			CL
+		}{s, cl}
 	}
 	return s
+}
+
+// checkedLister is the traced ListContactsChecked of a store that has it.
+type checkedLister struct{ s *Store }
+
+func (c checkedLister) ListContactsChecked(ctx context.Context, projectID string, ids store.TokenRecordIDs, req paginate.Request) (store.TokenRecords, paginate.Page[store.Contact], error) {
+	ctx, span := c.s.start(ctx, "store.ListContactsChecked", projectID)
+	recs, page, err := c.s.st.(store.CheckedContactLister).ListContactsChecked(ctx, projectID, ids, req)
+	end(span, err)
+	return recs, page, err
 }
 
 // Unwrap returns the store s wraps.

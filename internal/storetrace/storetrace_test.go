@@ -13,6 +13,8 @@ import (
 	"github.com/latchkey-dev/latchkey/internal/storetrace"
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/postgres"
+	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
 )
 
@@ -59,4 +61,46 @@ func TestWrap(t *testing.T) {
 	assert.Equal(t, map[string]string{"latchkey.project": "acme", "latchkey.store.error": "not_found"}, a, "no email")
 	assert.Empty(t, get.Events())
 	assert.Equal(t, "store.ListContacts", list.Name())
+}
+
+// Each optional capability of the wrapped store is kept, and only those:
+// SQLite and PostgreSQL offer different sets.
+func TestWrap_KeepsCapabilities(t *testing.T) {
+	ctx := context.Background()
+	lite, err := sqlite.Open(ctx, ":memory:", nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = lite.Close() })
+	pg, err := postgres.Open(ctx, pgtest.NewDatabase(t), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pg.Close() })
+
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(ctx) })
+	for name, raw := range map[string]store.Store{"sqlite": lite, "postgres": pg} {
+		st := storetrace.Wrap(raw, tp.Tracer("test"))
+		_, rawCV := raw.(store.ChangeVersioner)
+		_, cv := st.(store.ChangeVersioner)
+		assert.Equal(t, rawCV, cv, "%s: ChangeVersioner", name)
+		_, rawW := raw.(store.RevocationWatcher)
+		_, w := st.(store.RevocationWatcher)
+		assert.Equal(t, rawW, w, "%s: RevocationWatcher", name)
+		_, rawCL := raw.(store.CheckedContactLister)
+		cl, isCL := st.(store.CheckedContactLister)
+		assert.Equal(t, rawCL, isCL, "%s: CheckedContactLister", name)
+		if !isCL {
+			continue
+		}
+		// The checked read is traced like any read.
+		require.NoError(t, st.CreateProject(ctx, store.Project{ID: "acme", CreatedAt: time.Now()}))
+		rctx, span := tp.Tracer("test").Start(ctx, "request")
+		_, _, err := cl.ListContactsChecked(rctx, "acme", store.TokenRecordIDs{SigningKeyID: "sk_x"}, paginate.Request{Limit: 5})
+		require.NoError(t, err)
+		span.End()
+		var names []string
+		for _, s := range rec.Ended() {
+			names = append(names, s.Name())
+		}
+		assert.Contains(t, names, "store.ListContactsChecked", name)
+	}
 }
