@@ -35,10 +35,10 @@ const (
 func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 	const op = "create api key"
 	if err := store.CheckAPIKey(k); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	_, err := s.execCount(ctx, op, createAPIKeySQL, k.ProjectID, k.ID, k.Name,
-		k.CreatedBy, k.SigningKeyID, ts(k.CreatedAt))
+		k.CreatedBy, k.SigningKeyID, dbTime(k.CreatedAt))
 	return err
 }
 
@@ -48,7 +48,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 func (s *Store) GetAPIKey(ctx context.Context, projectID, id string) (store.APIKey, error) {
 	const op = "get api key"
 	if err := store.CheckKey(projectID, "API key id", id); err != nil {
-		return store.APIKey{}, wrapCheck(op, err)
+		return store.APIKey{}, check(op, err)
 	}
 	return getOne(ctx, s, op, getAPIKeySQL, []any{projectID, id}, scanAPIKey)
 }
@@ -58,7 +58,7 @@ func (s *Store) GetAPIKey(ctx context.Context, projectID, id string) (store.APIK
 func (s *Store) ListAPIKeys(ctx context.Context, projectID string) ([]store.APIKey, error) {
 	const op = "list api keys"
 	if err := store.CheckProjectID(projectID); err != nil {
-		return nil, wrapCheck(op, err)
+		return nil, check(op, err)
 	}
 	return listAll(ctx, s, op, listAPIKeysSQL, []any{projectID}, func(rows pgx.Rows) (store.APIKey, error) {
 		return scanAPIKey(rows)
@@ -73,12 +73,12 @@ func (s *Store) ListAPIKeys(ctx context.Context, projectID string) ([]store.APIK
 func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "revoke api key"
 	if err := store.CheckKey(projectID, "API key id", id); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	if err := store.CheckTime("revoked at", at); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
-	at = ts(at)
+	at = dbTime(at)
 	return s.inTx(ctx, op, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, revokeAPIKeySQL, projectID, id, at)
 		if err != nil {
@@ -97,12 +97,12 @@ func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.
 func (s *Store) TouchAPIKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "touch api key"
 	if err := store.CheckKey(projectID, "API key id", id); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	if err := store.CheckTime("last used at", at); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
-	n, err := s.execCount(ctx, op, touchAPIKeySQL, projectID, id, ts(at))
+	n, err := s.execCount(ctx, op, touchAPIKeySQL, projectID, id, dbTime(at))
 	if err != nil || n > 0 {
 		return err
 	}
@@ -132,7 +132,7 @@ func scanAPIKey(row rowScanner) (store.APIKey, error) {
 		return store.APIKey{}, err
 	}
 	k.CreatedAt = k.CreatedAt.UTC()
-	k.LastUsedAt = fromNullTS(used)
-	k.RevokedAt = fromNullTS(revoked)
+	k.LastUsedAt = fromNullDBTime(used)
+	k.RevokedAt = fromNullDBTime(revoked)
 	return k, nil
 }

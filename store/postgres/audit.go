@@ -35,9 +35,9 @@ const (
 func (s *Store) AppendAudit(ctx context.Context, e store.AuditEntry) error {
 	const op = "append audit"
 	if err := store.CheckAudit(e); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
-	_, err := s.execCount(ctx, op, appendAuditSQL, e.ProjectID, e.ID, ts(e.At),
+	_, err := s.execCount(ctx, op, appendAuditSQL, e.ProjectID, e.ID, dbTime(e.At),
 		e.Actor, e.Action, e.Target, e.ClientAddr)
 	return err
 }
@@ -49,7 +49,7 @@ func (s *Store) AppendAudit(ctx context.Context, e store.AuditEntry) error {
 func (s *Store) ListAudit(ctx context.Context, projectID string, f store.AuditFilter, req paginate.Request) (paginate.Page[store.AuditEntry], error) {
 	const op = "list audit"
 	if err := checkList(projectID, req); err != nil {
-		return paginate.Page[store.AuditEntry]{}, wrapCheck(op, err)
+		return paginate.Page[store.AuditEntry]{}, check(op, err)
 	}
 	limit, fetch := pageSize(req)
 	sql, args := listAuditSQL(projectID, f, req.After, fetch)
@@ -75,7 +75,7 @@ func listAuditSQL(projectID string, f store.AuditFilter, before paginate.Cursor,
 		sql += fmt.Sprintf(listAuditTargetSQL, ph(f.Target))
 	}
 	if !before.IsZero() {
-		sql += fmt.Sprintf(listAuditBeforeSQL, ph(ts(before.CreatedAt)), ph(before.ID))
+		sql += fmt.Sprintf(listAuditBeforeSQL, ph(dbTime(before.CreatedAt)), ph(before.ID))
 	}
 	sql += fmt.Sprintf(listAuditOrderSQL, ph(fetch))
 	return sql, args
@@ -86,7 +86,7 @@ func listAuditSQL(projectID string, f store.AuditFilter, before paginate.Cursor,
 func (s *Store) PruneAudit(ctx context.Context, before time.Time) (int, error) {
 	const op = "prune audit"
 	if err := store.CheckTime("before", before); err != nil {
-		return 0, wrapCheck(op, err)
+		return 0, check(op, err)
 	}
-	return s.execCount(ctx, op, pruneAuditSQL, ts(before))
+	return s.execCount(ctx, op, pruneAuditSQL, dbTime(before))
 }

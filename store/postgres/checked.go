@@ -92,7 +92,7 @@ func checkedSQL(projectID string, ids store.TokenRecordIDs, after paginate.Curso
 	if !after.IsZero() {
 		n := len(args)
 		fmt.Fprintf(&b, " AND (created_at, id) > ($%d, $%d)", n+1, n+2)
-		args = append(args, ts(after.CreatedAt), after.ID)
+		args = append(args, dbTime(after.CreatedAt), after.ID)
 	}
 	b.WriteString(checkedOrderSQL + strconv.Itoa(fetch) + ")")
 	return b.String(), args
@@ -104,10 +104,10 @@ func checkedSQL(projectID string, ids store.TokenRecordIDs, after paginate.Curso
 func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids store.TokenRecordIDs, req paginate.Request) (store.TokenRecords, paginate.Page[store.Contact], error) {
 	const op = "list contacts checked"
 	if err := checkList(projectID, req); err != nil {
-		return store.TokenRecords{}, paginate.Page[store.Contact]{}, wrapCheck(op, err)
+		return store.TokenRecords{}, paginate.Page[store.Contact]{}, check(op, err)
 	}
 	if err := store.CheckTokenRecordIDs(projectID, ids); err != nil {
-		return store.TokenRecords{}, paginate.Page[store.Contact]{}, wrapCheck(op, err)
+		return store.TokenRecords{}, paginate.Page[store.Contact]{}, check(op, err)
 	}
 	limit, fetch := pageSize(req)
 	sql, args := checkedSQL(projectID, ids, req.After, fetch)
@@ -194,21 +194,21 @@ func (r *checkedRow) records(projectID string) store.TokenRecords {
 	if r.skID.Valid {
 		recs.SigningKey = &store.SigningKey{
 			ID: r.skID.String, ProjectID: projectID, PublicKey: r.skPub, EncryptedPrivateKey: r.skSealed,
-			CreatedAt: r.skAt.Time.UTC(), RetiredAt: fromNullTS(r.skRetired),
+			CreatedAt: r.skAt.Time.UTC(), RetiredAt: fromNullDBTime(r.skRetired),
 		}
 	}
 	if r.akID.Valid {
 		recs.APIKey = &store.APIKey{
 			ID: r.akID.String, ProjectID: projectID, Name: r.akName.String, CreatedBy: r.akBy.String,
 			SigningKeyID: r.akSigner.String, CreatedAt: r.akAt.Time.UTC(),
-			LastUsedAt: fromNullTS(r.akUsed), RevokedAt: fromNullTS(r.akRevoked),
+			LastUsedAt: fromNullDBTime(r.akUsed), RevokedAt: fromNullDBTime(r.akRevoked),
 		}
 	}
 	if r.fID.Valid {
 		recs.Session = &store.RefreshFamily{
 			ID: r.fID.String, ProjectID: projectID, UserID: r.fUser.String, Generation: r.fGen.Int64,
 			IssuedAt: r.fIssued.Time.UTC(), ExpiresAt: r.fExpires.Time.UTC(), CreatedAt: r.fAt.Time.UTC(),
-			EndsAt: fromNullTS(r.fEnds), RevokedAt: fromNullTS(r.fRevoked),
+			EndsAt: fromNullDBTime(r.fEnds), RevokedAt: fromNullDBTime(r.fRevoked),
 		}
 	}
 	return recs

@@ -30,10 +30,10 @@ const (
 func (s *Store) CreateConsoleSession(ctx context.Context, cs store.ConsoleSession) error {
 	const op = "create console session"
 	if err := store.CheckConsoleSession(cs); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	_, err := s.execCount(ctx, op, createConsoleSessionSQL, cs.ProjectID, cs.ID, cs.UserID,
-		ts(cs.CreatedAt), ts(cs.LastSeenAt))
+		dbTime(cs.CreatedAt), dbTime(cs.LastSeenAt))
 	return err
 }
 
@@ -42,7 +42,7 @@ func (s *Store) CreateConsoleSession(ctx context.Context, cs store.ConsoleSessio
 func (s *Store) GetConsoleSession(ctx context.Context, projectID, id string) (store.ConsoleSession, error) {
 	const op = "get console session"
 	if err := store.CheckKey(projectID, "console session id", id); err != nil {
-		return store.ConsoleSession{}, wrapCheck(op, err)
+		return store.ConsoleSession{}, check(op, err)
 	}
 	return getOne(ctx, s, op, getConsoleSessionSQL, []any{projectID, id}, scanConsoleSession)
 }
@@ -52,12 +52,12 @@ func (s *Store) GetConsoleSession(ctx context.Context, projectID, id string) (st
 func (s *Store) TouchConsoleSession(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "touch console session"
 	if err := store.CheckKey(projectID, "console session id", id); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	if err := store.CheckTime("last seen at", at); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
-	n, err := s.execCount(ctx, op, touchConsoleSessionSQL, projectID, id, ts(at))
+	n, err := s.execCount(ctx, op, touchConsoleSessionSQL, projectID, id, dbTime(at))
 	if err != nil || n > 0 {
 		return err
 	}
@@ -71,7 +71,7 @@ func (s *Store) TouchConsoleSession(ctx context.Context, projectID, id string, a
 func (s *Store) DeleteConsoleSession(ctx context.Context, projectID, id string) error {
 	const op = "delete console session"
 	if err := store.CheckKey(projectID, "console session id", id); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	_, err := s.execCount(ctx, op, deleteConsoleSessionSQL, projectID, id)
 	return err
@@ -83,12 +83,12 @@ func (s *Store) DeleteConsoleSession(ctx context.Context, projectID, id string) 
 func (s *Store) PruneConsoleSessions(ctx context.Context, idleBefore, createdBefore time.Time) (int, error) {
 	const op = "prune console sessions"
 	if err := store.CheckTime("idle before", idleBefore); err != nil {
-		return 0, wrapCheck(op, err)
+		return 0, check(op, err)
 	}
 	if err := store.CheckTime("created before", createdBefore); err != nil {
-		return 0, wrapCheck(op, err)
+		return 0, check(op, err)
 	}
-	return s.execCount(ctx, op, pruneConsoleSessionsSQL, ts(idleBefore), ts(createdBefore))
+	return s.execCount(ctx, op, pruneConsoleSessionsSQL, dbTime(idleBefore), dbTime(createdBefore))
 }
 
 func scanConsoleSession(row rowScanner) (store.ConsoleSession, error) {

@@ -63,7 +63,7 @@ func lockContacts(ctx context.Context, tx pgx.Tx, projectID string) (mark, error
 func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Contact, error) {
 	const op = "create contact"
 	if err := store.CheckContact(c); err != nil {
-		return store.Contact{}, wrapCheck(op, err)
+		return store.Contact{}, check(op, err)
 	}
 	var stored store.Contact
 	err := s.inTx(ctx, op, func(tx pgx.Tx) error {
@@ -72,7 +72,7 @@ func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Conta
 			return err
 		}
 		stored = c
-		stored.CreatedAt = m.place(ts(c.CreatedAt), c.ID)
+		stored.CreatedAt = m.place(dbTime(c.CreatedAt), c.ID)
 		if _, err := tx.Exec(ctx, insertContactSQL, c.ProjectID, c.ID, c.Name, stored.CreatedAt); err != nil {
 			return err
 		}
@@ -96,7 +96,7 @@ func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Conta
 func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store.Contact) error {
 	const op = "create contacts"
 	if err := store.CheckProjectID(projectID); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	for i, c := range cs {
 		if c.ProjectID != "" && c.ProjectID != projectID {
@@ -104,7 +104,7 @@ func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store
 		}
 		c.ProjectID = projectID
 		if err := store.CheckContact(c); err != nil {
-			return wrapCheck(fmt.Sprintf("%s: contact %d", op, i), err)
+			return check(fmt.Sprintf("%s: contact %d", op, i), err)
 		}
 	}
 	if len(cs) == 0 {
@@ -128,7 +128,7 @@ func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store
 		next := m
 		times := make([]time.Time, len(cs))
 		for i, c := range cs {
-			times[i] = m.place(ts(c.CreatedAt), c.ID)
+			times[i] = m.place(dbTime(c.CreatedAt), c.ID)
 			if next.after(times[i], c.ID) {
 				next = mark{at: times[i], id: c.ID, set: true}
 			}
@@ -154,12 +154,12 @@ func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store
 func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
 	const op = "list contacts"
 	if err := checkList(projectID, req); err != nil {
-		return paginate.Page[store.Contact]{}, wrapCheck(op, err)
+		return paginate.Page[store.Contact]{}, check(op, err)
 	}
 	limit, fetch := pageSize(req)
 	sql, args := listContactsFirstSQL, []any{projectID, fetch}
 	if !req.After.IsZero() {
-		sql, args = listContactsAfterSQL, []any{projectID, ts(req.After.CreatedAt), req.After.ID, fetch}
+		sql, args = listContactsAfterSQL, []any{projectID, dbTime(req.After.CreatedAt), req.After.ID, fetch}
 	}
 	return listPage(ctx, s, op, limit, sql, args, func(rows pgx.Rows) (store.Contact, error) {
 		c := store.Contact{ProjectID: projectID}
@@ -175,7 +175,7 @@ func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate
 func (s *Store) DeleteContact(ctx context.Context, projectID, id string) error {
 	const op = "delete contact"
 	if err := store.CheckKey(projectID, "contact id", id); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	return s.execOne(ctx, op, deleteContactSQL, projectID, id)
 }

@@ -35,7 +35,7 @@ const (
 // errClosed is returned by every call made after Close.
 var errClosed = errors.New("postgres: store is closed")
 
-// translate maps an error of a call to the store's sentinels, wrapped with op
+// wrap maps an error of a call to the store's sentinels, wrapped with op
 // for context. Only this package knows PostgreSQL's error codes; callers see
 // store.ErrConflict, store.ErrNotFound, store.ErrInvalid and
 // store.ErrUnavailable, or the cause itself (wrapped) when it is none of
@@ -43,12 +43,12 @@ var errClosed = errors.New("postgres: store is closed")
 // context.DeadlineExceeded. An error that already matches a store sentinel
 // (made by the method itself) is returned unchanged.
 //
-// translate decides on the error alone. Whether a lost connection means
+// wrap decides on the error alone. Whether a lost connection means
 // "nothing was changed" depends on the call (a read, a write, a commit) and
-// is decided by the caller, see [Store.run]: translate treats a lost
+// is decided by the caller, see [Store.run]: wrap treats a lost
 // connection as store.ErrUnavailable, which is right only for calls that
 // changed nothing.
-func translate(op string, err error) error {
+func wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -200,8 +200,8 @@ func notFound(op string) error {
 	return fmt.Errorf("postgres: %s: %w", op, store.ErrNotFound)
 }
 
-// wrapCheck wraps the error of a store.Check function with op.
-func wrapCheck(op string, err error) error {
+// check wraps the error of a store.Check function with op.
+func check(op string, err error) error {
 	if err == nil {
 		return nil
 	}

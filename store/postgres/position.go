@@ -17,7 +17,7 @@ type mark struct {
 
 // markOf returns the mark read from a nullable (time, id) pair of columns.
 func markOf(at pgtype.Timestamptz, id pgtype.Text) mark {
-	return mark{at: fromNullTS(at), id: id.String, set: at.Valid && id.Valid}
+	return mark{at: fromNullDBTime(at), id: id.String, set: at.Valid && id.Valid}
 }
 
 // place returns the time a new item with the given id gets: at (already

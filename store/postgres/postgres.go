@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/latchkey-dev/latchkey/store"
@@ -82,7 +81,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("postgres: connect: %w", translate("connect", err))
+		return nil, fmt.Errorf("postgres: connect: %w", wrap("connect", err))
 	}
 	s := &Store{
 		pool:           pool,
@@ -125,26 +124,6 @@ func setsPoolMaxConns(connString string) bool {
 		}
 	}
 	return false
-}
-
-// ts returns t as the store keeps it: UTC, truncated to microseconds.
-func ts(t time.Time) time.Time { return store.Truncate(t) }
-
-// nullTS returns t as a nullable timestamptz: NULL for the zero time.
-func nullTS(t time.Time) pgtype.Timestamptz {
-	if t.IsZero() {
-		return pgtype.Timestamptz{}
-	}
-	return pgtype.Timestamptz{Time: ts(t), Valid: true}
-}
-
-// fromNullTS returns the time read from a nullable timestamptz in UTC, or
-// the zero time for NULL.
-func fromNullTS(v pgtype.Timestamptz) time.Time {
-	if !v.Valid {
-		return time.Time{}
-	}
-	return v.Time.UTC()
 }
 
 // rowScanner is a row to scan: a pgx.Row or pgx.Rows.

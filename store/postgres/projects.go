@@ -19,12 +19,12 @@ const (
 func (s *Store) CreateProject(ctx context.Context, p store.Project) error {
 	const op = "create project"
 	if err := store.CheckProjectID(p.ID); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	if err := store.CheckTime("created at", p.CreatedAt); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
-	_, err := s.execCount(ctx, op, createProjectSQL, p.ID, ts(p.CreatedAt))
+	_, err := s.execCount(ctx, op, createProjectSQL, p.ID, dbTime(p.CreatedAt))
 	return err
 }
 
@@ -32,7 +32,7 @@ func (s *Store) CreateProject(ctx context.Context, p store.Project) error {
 func (s *Store) GetProject(ctx context.Context, id string) (store.Project, error) {
 	const op = "get project"
 	if err := store.CheckProjectID(id); err != nil {
-		return store.Project{}, wrapCheck(op, err)
+		return store.Project{}, check(op, err)
 	}
 	return getOne(ctx, s, op, getProjectSQL, []any{id}, scanProject)
 }

@@ -84,13 +84,13 @@ const (
 func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) error {
 	const op = "create refresh family"
 	if err := store.CheckFamily(f); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	// The loop runs again only if the user was enabled between the INSERT
 	// and the read that explains why it inserted nothing.
 	for range 3 {
 		n, err := s.execCount(ctx, op, createFamilySQL, f.ProjectID, f.ID, f.UserID,
-			ts(f.IssuedAt), ts(f.ExpiresAt), ts(f.CreatedAt), nullTS(f.EndsAt))
+			dbTime(f.IssuedAt), dbTime(f.ExpiresAt), dbTime(f.CreatedAt), nullDBTime(f.EndsAt))
 		if err != nil || n == 1 {
 			return err
 		}
@@ -134,13 +134,13 @@ func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) 
 func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, gen int64, p store.RotateParams) (store.Rotation, error) {
 	const op = "rotate refresh"
 	if err := store.CheckKey(projectID, "family id", familyID); err != nil {
-		return store.Rotation{}, wrapCheck(op, err)
+		return store.Rotation{}, check(op, err)
 	}
 	if err := store.CheckRotate(gen, p); err != nil {
-		return store.Rotation{}, wrapCheck(op, err)
+		return store.Rotation{}, check(op, err)
 	}
-	now := ts(p.Now)
-	expires := ts(p.Now.Add(p.TTL))
+	now := dbTime(p.Now)
+	expires := dbTime(p.Now.Add(p.TTL))
 
 	// The loop runs again only if the family appeared, or a concurrent
 	// transaction holding its row rolled back, between the UPDATE and the
@@ -211,7 +211,7 @@ func withinWindow(rotatedAt, now time.Time, window time.Duration) bool {
 func (s *Store) GetRefreshFamily(ctx context.Context, projectID, familyID string) (store.RefreshFamily, error) {
 	const op = "get refresh family"
 	if err := store.CheckKey(projectID, "family id", familyID); err != nil {
-		return store.RefreshFamily{}, wrapCheck(op, err)
+		return store.RefreshFamily{}, check(op, err)
 	}
 	return getOne(ctx, s, op, getFamilySQL, []any{projectID, familyID}, scanFamily)
 }
@@ -224,12 +224,12 @@ func (s *Store) GetRefreshFamily(ctx context.Context, projectID, familyID string
 func (s *Store) RevokeRefreshFamily(ctx context.Context, projectID, familyID string, at time.Time) error {
 	const op = "revoke refresh family"
 	if err := store.CheckKey(projectID, "family id", familyID); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	if err := store.CheckTime("revoked at", at); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
-	return s.revokeFamily(ctx, op, projectID, familyID, ts(at))
+	return s.revokeFamily(ctx, op, projectID, familyID, dbTime(at))
 }
 
 // revokeFamily revokes the family at at, adding its feed item, unless it is
@@ -253,9 +253,9 @@ func (s *Store) revokeFamily(ctx context.Context, op, projectID, familyID string
 func (s *Store) PruneRefreshFamilies(ctx context.Context, before time.Time) (int, error) {
 	const op = "prune refresh families"
 	if err := store.CheckTime("before", before); err != nil {
-		return 0, wrapCheck(op, err)
+		return 0, check(op, err)
 	}
-	return s.execCount(ctx, op, pruneFamiliesSQL, ts(before))
+	return s.execCount(ctx, op, pruneFamiliesSQL, dbTime(before))
 }
 
 func scanFamily(row rowScanner) (store.RefreshFamily, error) {
@@ -276,7 +276,7 @@ func scanFamilyRow(row rowScanner, extra ...any) (store.RefreshFamily, time.Time
 	f.IssuedAt = f.IssuedAt.UTC()
 	f.ExpiresAt = f.ExpiresAt.UTC()
 	f.CreatedAt = f.CreatedAt.UTC()
-	f.EndsAt = fromNullTS(ends)
-	f.RevokedAt = fromNullTS(revoked)
-	return f, fromNullTS(rotated), nil
+	f.EndsAt = fromNullDBTime(ends)
+	f.RevokedAt = fromNullDBTime(revoked)
+	return f, fromNullDBTime(rotated), nil
 }

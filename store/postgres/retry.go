@@ -101,7 +101,7 @@ func (s *Store) run(ctx context.Context, op string, a access, fn func(q querier)
 		if a == writes && outcomeUnknown(err) {
 			return inDoubt(op, err)
 		}
-		return translate(op, err)
+		return wrap(op, err)
 	}
 }
 
@@ -140,7 +140,7 @@ func (s *Store) inTx(ctx context.Context, op string, fn func(tx pgx.Tx) error) e
 		if committing && outcomeUnknown(err) {
 			return inDoubt(op, err)
 		}
-		return translate(op, err)
+		return wrap(op, err)
 	}
 }
 

@@ -70,7 +70,7 @@ func lockFeed(ctx context.Context, tx pgx.Tx, projectID string) (mark, error) {
 // the same transaction.
 func insertRevocation(ctx context.Context, tx pgx.Tx, m mark, projectID string, kind store.RevocationKind, subject string, at time.Time) error {
 	id := store.NewID(store.PrefixRevocation)
-	_, err := tx.Exec(ctx, addRevocationSQL, projectID, id, string(kind), subject, m.place(ts(at), id))
+	_, err := tx.Exec(ctx, addRevocationSQL, projectID, id, string(kind), subject, m.place(dbTime(at), id))
 	return err
 }
 
@@ -81,12 +81,12 @@ func insertRevocation(ctx context.Context, tx pgx.Tx, m mark, projectID string, 
 func (s *Store) ListRevocations(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Revocation], error) {
 	const op = "list revocations"
 	if err := checkList(projectID, req); err != nil {
-		return paginate.Page[store.Revocation]{}, wrapCheck(op, err)
+		return paginate.Page[store.Revocation]{}, check(op, err)
 	}
 	limit, fetch := pageSize(req)
 	sql, args := listRevocationsFirstSQL, []any{projectID, fetch}
 	if !req.After.IsZero() {
-		sql, args = listRevocationsAfterSQL, []any{projectID, ts(req.After.CreatedAt), req.After.ID, fetch}
+		sql, args = listRevocationsAfterSQL, []any{projectID, dbTime(req.After.CreatedAt), req.After.ID, fetch}
 	}
 	return listPage(ctx, s, op, limit, sql, args, func(rows pgx.Rows) (store.Revocation, error) {
 		r := store.Revocation{ProjectID: projectID}
@@ -105,7 +105,7 @@ func (s *Store) ListRevocations(ctx context.Context, projectID string, req pagin
 func (s *Store) PruneSessionRevocations(ctx context.Context, before time.Time) (int, error) {
 	const op = "prune session revocations"
 	if err := store.CheckTime("before", before); err != nil {
-		return 0, wrapCheck(op, err)
+		return 0, check(op, err)
 	}
-	return s.execCount(ctx, op, pruneSessionRevocationsSQL, ts(before))
+	return s.execCount(ctx, op, pruneSessionRevocationsSQL, dbTime(before))
 }

@@ -34,10 +34,10 @@ const (
 func (s *Store) CreateSigningKey(ctx context.Context, k store.SigningKey) error {
 	const op = "create signing key"
 	if err := store.CheckSigningKey(k); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	_, err := s.execCount(ctx, op, createSigningKeySQL, k.ProjectID, k.ID, k.PublicKey,
-		k.EncryptedPrivateKey, ts(k.CreatedAt))
+		k.EncryptedPrivateKey, dbTime(k.CreatedAt))
 	return err
 }
 
@@ -47,7 +47,7 @@ func (s *Store) CreateSigningKey(ctx context.Context, k store.SigningKey) error 
 func (s *Store) GetSigningKey(ctx context.Context, projectID, id string) (store.SigningKey, error) {
 	const op = "get signing key"
 	if err := store.CheckKey(projectID, "signing key id", id); err != nil {
-		return store.SigningKey{}, wrapCheck(op, err)
+		return store.SigningKey{}, check(op, err)
 	}
 	return getOne(ctx, s, op, getSigningKeySQL, []any{projectID, id}, scanSigningKey)
 }
@@ -58,7 +58,7 @@ func (s *Store) GetSigningKey(ctx context.Context, projectID, id string) (store.
 func (s *Store) ActiveSigningKey(ctx context.Context, projectID string) (store.SigningKey, error) {
 	const op = "active signing key"
 	if err := store.CheckProjectID(projectID); err != nil {
-		return store.SigningKey{}, wrapCheck(op, err)
+		return store.SigningKey{}, check(op, err)
 	}
 	return getOne(ctx, s, op, activeSigningKeySQL, []any{projectID}, scanSigningKey)
 }
@@ -68,7 +68,7 @@ func (s *Store) ActiveSigningKey(ctx context.Context, projectID string) (store.S
 func (s *Store) ListSigningKeys(ctx context.Context, projectID string) ([]store.SigningKey, error) {
 	const op = "list signing keys"
 	if err := store.CheckProjectID(projectID); err != nil {
-		return nil, wrapCheck(op, err)
+		return nil, check(op, err)
 	}
 	return listAll(ctx, s, op, listSigningKeysSQL, []any{projectID}, func(rows pgx.Rows) (store.SigningKey, error) {
 		return scanSigningKey(rows)
@@ -89,12 +89,12 @@ func (s *Store) ListSigningKeys(ctx context.Context, projectID string) ([]store.
 func (s *Store) RetireSigningKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "retire signing key"
 	if err := store.CheckKey(projectID, "signing key id", id); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	if err := store.CheckTime("retired at", at); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
-	at = ts(at)
+	at = dbTime(at)
 	return s.inTx(ctx, op, func(tx pgx.Tx) error {
 		m, err := lockFeed(ctx, tx, projectID)
 		if err != nil {
@@ -128,6 +128,6 @@ func scanSigningKey(row rowScanner) (store.SigningKey, error) {
 		return store.SigningKey{}, err
 	}
 	k.CreatedAt = k.CreatedAt.UTC()
-	k.RetiredAt = fromNullTS(retired)
+	k.RetiredAt = fromNullDBTime(retired)
 	return k, nil
 }

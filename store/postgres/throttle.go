@@ -48,20 +48,20 @@ const (
 func (s *Store) AddFailure(ctx context.Context, key string, now time.Time, window time.Duration) (int, time.Time, error) {
 	const op = "add failure"
 	if err := checkThrottle(key, now, window); err != nil {
-		return 0, time.Time{}, wrapCheck(op, err)
+		return 0, time.Time{}, check(op, err)
 	}
-	now = ts(now)
+	now = dbTime(now)
 	var count int
 	var started time.Time
 	err := s.write(ctx, op, func(q querier) error {
-		return q.QueryRow(ctx, addFailureSQL, key, ts(now.Add(window)), ts(now.Add(-window)), now).
+		return q.QueryRow(ctx, addFailureSQL, key, dbTime(now.Add(window)), dbTime(now.Add(-window)), now).
 			Scan(&count, &started)
 	})
 	if err != nil {
 		return 0, time.Time{}, err
 	}
 	s.maybePrune(ctx, now)
-	return count, ts(started.Add(window)), nil
+	return count, dbTime(started.Add(window)), nil
 }
 
 // Failures returns the count of key's current window and when it ends; a key
@@ -69,9 +69,9 @@ func (s *Store) AddFailure(ctx context.Context, key string, now time.Time, windo
 func (s *Store) Failures(ctx context.Context, key string, now time.Time, window time.Duration) (int, time.Time, error) {
 	const op = "failures"
 	if err := checkThrottle(key, now, window); err != nil {
-		return 0, time.Time{}, wrapCheck(op, err)
+		return 0, time.Time{}, check(op, err)
 	}
-	now = ts(now)
+	now = dbTime(now)
 	var count int
 	var started time.Time
 	err := s.read(ctx, op, func(q querier) error {
@@ -88,7 +88,7 @@ func (s *Store) Failures(ctx context.Context, key string, now time.Time, window 
 	if count == 0 || !started.After(now.Add(-window)) {
 		return 0, time.Time{}, nil
 	}
-	return count, ts(started.Add(window)), nil
+	return count, dbTime(started.Add(window)), nil
 }
 
 // ClearFailures forgets key's window. Clearing an unknown key succeeds.
@@ -96,7 +96,7 @@ func (s *Store) ClearFailures(ctx context.Context, key string) error {
 	const op = "clear failures"
 	// Only the key is checked; the window is not an argument here.
 	if err := store.CheckThrottle(key, time.Second); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	_, err := s.execCount(ctx, op, clearFailuresSQL, key)
 	return err
@@ -107,9 +107,9 @@ func (s *Store) ClearFailures(ctx context.Context, key string) error {
 func (s *Store) PruneThrottle(ctx context.Context, now time.Time) (int, error) {
 	const op = "prune throttle"
 	if err := store.CheckTime("now", now); err != nil {
-		return 0, wrapCheck(op, err)
+		return 0, check(op, err)
 	}
-	return s.execCount(ctx, op, pruneThrottlesSQL, ts(now))
+	return s.execCount(ctx, op, pruneThrottlesSQL, dbTime(now))
 }
 
 func checkThrottle(key string, now time.Time, window time.Duration) error {

@@ -55,20 +55,20 @@ func TestTranslate_Codes(t *testing.T) {
 		{context.DeadlineExceeded, nil},
 		{errors.New("something else"), nil},
 	} {
-		got := translate("op", tc.err)
+		got := wrap("op", tc.err)
 		for _, s := range []error{store.ErrConflict, store.ErrNotFound, store.ErrInvalid, store.ErrUnavailable} {
-			assert.Equal(t, s == tc.want, errors.Is(got, s), "translate(%v) = %v: matches %v", tc.err, got, s)
+			assert.Equal(t, s == tc.want, errors.Is(got, s), "wrap(%v) = %v: matches %v", tc.err, got, s)
 		}
 		if tc.want == nil || tc.want == store.ErrUnavailable {
-			assert.ErrorIs(t, got, tc.err, "translate(%v) keeps its cause", tc.err)
+			assert.ErrorIs(t, got, tc.err, "wrap(%v) keeps its cause", tc.err)
 		}
 		if tc.want == nil {
-			assert.False(t, isStoreError(got), "translate(%v) = %v", tc.err, got)
+			assert.False(t, isStoreError(got), "wrap(%v) = %v", tc.err, got)
 		}
 	}
-	assert.NoError(t, translate("op", nil))
+	assert.NoError(t, wrap("op", nil))
 	already := fmt.Errorf("x: %w", store.ErrDisabled)
-	assert.Same(t, already, translate("op", already), "a store error is returned as it is")
+	assert.Same(t, already, wrap("op", already), "a store error is returned as it is")
 }
 
 // TestOutcomeUnknown checks which failures of a write leave its outcome

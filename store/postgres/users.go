@@ -52,10 +52,10 @@ const (
 func (s *Store) CreateUser(ctx context.Context, u store.User) error {
 	const op = "create user"
 	if err := store.CheckUser(u); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	_, err := s.execCount(ctx, op, createUserSQL, u.ProjectID, u.ID, u.Email,
-		store.NormalizeEmail(u.Email), u.PasswordHash, tagsArg(u.Tags), ts(u.CreatedAt))
+		store.NormalizeEmail(u.Email), u.PasswordHash, tagsArg(u.Tags), dbTime(u.CreatedAt))
 	return err
 }
 
@@ -64,7 +64,7 @@ func (s *Store) CreateUser(ctx context.Context, u store.User) error {
 func (s *Store) GetUser(ctx context.Context, projectID, id string) (store.User, error) {
 	const op = "get user"
 	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return store.User{}, wrapCheck(op, err)
+		return store.User{}, check(op, err)
 	}
 	return getOne(ctx, s, op, getUserSQL, []any{projectID, id}, scanUser)
 }
@@ -75,7 +75,7 @@ func (s *Store) GetUser(ctx context.Context, projectID, id string) (store.User, 
 func (s *Store) GetUserByEmail(ctx context.Context, projectID, email string) (store.User, error) {
 	const op = "get user by email"
 	if err := store.CheckProjectID(projectID); err != nil {
-		return store.User{}, wrapCheck(op, err)
+		return store.User{}, check(op, err)
 	}
 	norm := store.NormalizeEmail(email)
 	if norm == "" {
@@ -97,7 +97,7 @@ func (s *Store) GetUserByEmail(ctx context.Context, projectID, email string) (st
 func (s *Store) ListUsers(ctx context.Context, projectID, emailPrefix string, req paginate.Request) (paginate.Page[store.User], error) {
 	const op = "list users"
 	if err := checkList(projectID, req); err != nil {
-		return paginate.Page[store.User]{}, wrapCheck(op, err)
+		return paginate.Page[store.User]{}, check(op, err)
 	}
 	limit, fetch := pageSize(req)
 	sql, args := listUsersSQL(projectID, store.NormalizeEmail(emailPrefix), req.After, fetch)
@@ -122,7 +122,7 @@ func listUsersSQL(projectID, prefix string, after paginate.Cursor, fetch int) (s
 		}
 	}
 	if !after.IsZero() {
-		sql += fmt.Sprintf(listUsersAfterSQL, ph(ts(after.CreatedAt)), ph(after.ID))
+		sql += fmt.Sprintf(listUsersAfterSQL, ph(dbTime(after.CreatedAt)), ph(after.ID))
 	}
 	sql += fmt.Sprintf(listUsersOrderSQL, ph(fetch))
 	return sql, args
@@ -155,7 +155,7 @@ func prefixEnd(prefix string) (string, bool) {
 func (s *Store) SetPasswordHash(ctx context.Context, projectID, id, hash string) error {
 	const op = "set password hash"
 	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	return s.execOne(ctx, op, setPasswordSQL, projectID, id, hash)
 }
@@ -165,10 +165,10 @@ func (s *Store) SetPasswordHash(ctx context.Context, projectID, id, hash string)
 func (s *Store) SetUserTags(ctx context.Context, projectID, id string, tags []string) error {
 	const op = "set user tags"
 	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	if err := store.CheckTags(tags); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	return s.execOne(ctx, op, setTagsSQL, projectID, id, tagsArg(tags))
 }
@@ -186,12 +186,12 @@ func (s *Store) SetUserTags(ctx context.Context, projectID, id string, tags []st
 func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "disable user"
 	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	if err := store.CheckTime("disabled at", at); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
-	at = ts(at)
+	at = dbTime(at)
 	return s.inTx(ctx, op, func(tx pgx.Tx) error {
 		var disabled pgtype.Timestamptz
 		if err := tx.QueryRow(ctx, lockUserSQL, projectID, id).Scan(&disabled); err != nil {
@@ -219,7 +219,7 @@ func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.T
 func (s *Store) EnableUser(ctx context.Context, projectID, id string) error {
 	const op = "enable user"
 	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return wrapCheck(op, err)
+		return check(op, err)
 	}
 	return s.execOne(ctx, op, enableUserSQL, projectID, id)
 }
@@ -242,6 +242,6 @@ func scanUser(row rowScanner) (store.User, error) {
 		u.Tags = []string{}
 	}
 	u.CreatedAt = u.CreatedAt.UTC()
-	u.DisabledAt = fromNullTS(disabled)
+	u.DisabledAt = fromNullDBTime(disabled)
 	return u, nil
 }

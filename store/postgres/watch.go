@@ -217,7 +217,7 @@ func (w *watcher) lost(err error) {
 	defer w.mu.Unlock()
 	if w.state != watchLost {
 		w.log.Warn("postgres: revocation watcher lost its connection; waking waiters every tick until it is back",
-			"err", translate("watch revocations", err))
+			"err", wrap("watch revocations", err))
 	}
 	if w.state == watchReady {
 		w.ready = make(chan struct{})

@@ -38,7 +38,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 	if err := store.CheckAPIKey(k); err != nil {
 		return check(op, err)
 	}
-	_, err := s.exec(ctx, createAPIKeySQL, k.ID, k.ProjectID, k.Name, k.CreatedBy, k.SigningKeyID, micros(k.CreatedAt))
+	_, err := s.exec(ctx, createAPIKeySQL, k.ID, k.ProjectID, k.Name, k.CreatedBy, k.SigningKeyID, dbTime(k.CreatedAt))
 	return wrap(op, err)
 }
 
@@ -90,7 +90,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.
 	if err := errors.Join(store.CheckKey(projectID, "API key id", id), store.CheckTime("at", at)); err != nil {
 		return check(op, err)
 	}
-	us := micros(at)
+	us := dbTime(at)
 	err := s.writeTx(ctx, func(t *wtx) error {
 		revoked := false
 		err := t.queryRow(apiKeyRevokedSQL, func(st *sqlite.Stmt) error {
@@ -116,7 +116,7 @@ func (s *Store) TouchAPIKey(ctx context.Context, projectID, id string, at time.T
 	if err := errors.Join(store.CheckKey(projectID, "API key id", id), store.CheckTime("at", at)); err != nil {
 		return check(op, err)
 	}
-	us := micros(at)
+	us := dbTime(at)
 	n, err := s.exec(ctx, touchAPIKeySQL, us, id, projectID, us)
 	if err != nil || n > 0 {
 		return wrap(op, err)

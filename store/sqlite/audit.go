@@ -34,7 +34,7 @@ func (s *Store) AppendAudit(ctx context.Context, e store.AuditEntry) error {
 	if err := store.CheckAudit(e); err != nil {
 		return check(op, err)
 	}
-	_, err := s.exec(ctx, appendAuditSQL, e.ID, e.ProjectID, micros(e.At), e.Actor, e.Action, e.Target, e.ClientAddr)
+	_, err := s.exec(ctx, appendAuditSQL, e.ID, e.ProjectID, dbTime(e.At), e.Actor, e.Action, e.Target, e.ClientAddr)
 	return wrap(op, err)
 }
 
@@ -58,7 +58,7 @@ func (s *Store) ListAudit(ctx context.Context, projectID string, f store.AuditFi
 	}
 	if !req.After.IsZero() {
 		query += listAuditBeforeSQL
-		args = append(args, micros(req.After.CreatedAt), req.After.ID)
+		args = append(args, dbTime(req.After.CreatedAt), req.After.ID)
 	}
 	query += listAuditOrderSQL
 	args = append(args, req.Limit+1)
@@ -92,5 +92,5 @@ func (s *Store) PruneAudit(ctx context.Context, before time.Time) (int, error) {
 	if err := store.CheckTime("before", before); err != nil {
 		return 0, check(op, err)
 	}
-	return s.prune(ctx, op, pruneAuditSQL, micros(before))
+	return s.prune(ctx, op, pruneAuditSQL, dbTime(before))
 }

@@ -33,7 +33,7 @@ func (s *Store) CreateConsoleSession(ctx context.Context, cs store.ConsoleSessio
 	if err := store.CheckConsoleSession(cs); err != nil {
 		return check(op, err)
 	}
-	_, err := s.exec(ctx, createConsoleSessionSQL, cs.ID, cs.ProjectID, cs.UserID, micros(cs.CreatedAt), micros(cs.LastSeenAt))
+	_, err := s.exec(ctx, createConsoleSessionSQL, cs.ID, cs.ProjectID, cs.UserID, dbTime(cs.CreatedAt), dbTime(cs.LastSeenAt))
 	return wrap(op, err)
 }
 
@@ -65,7 +65,7 @@ func (s *Store) TouchConsoleSession(ctx context.Context, projectID, id string, a
 	if err := errors.Join(store.CheckKey(projectID, "console session id", id), store.CheckTime("at", at)); err != nil {
 		return check(op, err)
 	}
-	return wrap(op, mustAffect(s.exec(ctx, touchConsoleSessionSQL, micros(at), id, projectID)))
+	return wrap(op, mustAffect(s.exec(ctx, touchConsoleSessionSQL, dbTime(at), id, projectID)))
 }
 
 // DeleteConsoleSession ends the session. Deleting an unknown session
@@ -87,5 +87,5 @@ func (s *Store) PruneConsoleSessions(ctx context.Context, idleBefore, createdBef
 	if err := errors.Join(store.CheckTime("idle before", idleBefore), store.CheckTime("created before", createdBefore)); err != nil {
 		return 0, check(op, err)
 	}
-	return s.prune(ctx, op, pruneConsoleSessionsSQL, micros(idleBefore), micros(createdBefore))
+	return s.prune(ctx, op, pruneConsoleSessionsSQL, dbTime(idleBefore), dbTime(createdBefore))
 }

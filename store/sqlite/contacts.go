@@ -74,7 +74,7 @@ func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Conta
 		if err != nil {
 			return err
 		}
-		at = f.place(micros(c.CreatedAt), c.ID)
+		at = f.place(dbTime(c.CreatedAt), c.ID)
 		if _, err := t.exec(insertContactSQL, c.ProjectID, contactPos(at, c.ID), c.ID, c.Name); err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Conta
 	if err != nil {
 		return store.Contact{}, wrap(op, err)
 	}
-	c.CreatedAt = fromMicros(at)
+	c.CreatedAt = fromDBTime(at)
 	return c, nil
 }
 
@@ -127,7 +127,7 @@ func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store
 					return err
 				}
 			}
-			at := f.place(micros(c.CreatedAt), c.ID)
+			at := f.place(dbTime(c.CreatedAt), c.ID)
 			top.raise(at, c.ID)
 			if _, err := t.exec(insertContactSQL, projectID, contactPos(at, c.ID), c.ID, c.Name); err != nil {
 				return err
@@ -220,7 +220,7 @@ func listQuery(req paginate.Request) (string, []byte) {
 	if req.After.IsZero() {
 		return listContactsFirstSQL, nil
 	}
-	return listContactsAfterSQL, contactPos(micros(req.After.CreatedAt), req.After.ID)
+	return listContactsAfterSQL, contactPos(dbTime(req.After.CreatedAt), req.After.ID)
 }
 
 // pageText collects the rows of a page: their positions and names are
@@ -281,7 +281,7 @@ func (p *pageText) page(projectID string, limit int) (paginate.Page[store.Contac
 			ID:        all[start+8 : r.posEnd],
 			ProjectID: projectID,
 			Name:      all[r.posEnd:r.nameEnd],
-			CreatedAt: fromMicros(at),
+			CreatedAt: fromDBTime(at),
 		}
 		start = r.nameEnd
 	}

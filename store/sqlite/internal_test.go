@@ -246,7 +246,7 @@ func TestTimes_MicrosecondRoundTrip(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, got.CreatedAt.Equal(store.Truncate(at)), "got %v, want %v", got.CreatedAt, store.Truncate(at))
 		require.Equal(t, time.UTC, got.CreatedAt.Location())
-		require.Equal(t, micros(store.Truncate(at)), micros(at), "stored value is the truncation's")
+		require.Equal(t, dbTime(store.Truncate(at)), dbTime(at), "stored value is the truncation's")
 	}
 }
 
@@ -478,12 +478,12 @@ func TestMigrate_ContactPosKeepsContacts(t *testing.T) {
 		require.Equal(t, c.id, got[i].ID)
 		require.Equal(t, "name of "+c.id, got[i].Name)
 		require.Equal(t, "p", got[i].ProjectID)
-		require.True(t, fromMicros(c.at).Equal(got[i].CreatedAt), "%s: %v", c.id, got[i].CreatedAt)
+		require.True(t, fromDBTime(c.at).Equal(got[i].CreatedAt), "%s: %v", c.id, got[i].CreatedAt)
 	}
 	created, err := s.CreateContact(ctx, store.Contact{ID: "c_new", ProjectID: "p", Name: "n", CreatedAt: time.Unix(0, 0)})
 	require.NoError(t, err)
-	require.Equal(t, int64(253402300799999999), micros(created.CreatedAt), "raised to the migrated floor (its id sorts after c_max)")
-	page, err := s.ListContacts(ctx, "p", paginate.Request{Limit: 10, After: paginate.Cursor{ID: "c_max", CreatedAt: fromMicros(253402300799999999)}})
+	require.Equal(t, int64(253402300799999999), dbTime(created.CreatedAt), "raised to the migrated floor (its id sorts after c_max)")
+	page, err := s.ListContacts(ctx, "p", paginate.Request{Limit: 10, After: paginate.Cursor{ID: "c_max", CreatedAt: fromDBTime(253402300799999999)}})
 	require.NoError(t, err)
 	require.Len(t, page.Items, 1)
 	require.Equal(t, "c_new", page.Items[0].ID)
@@ -551,7 +551,7 @@ func TestMigrate_SecondStageKeepsRows(t *testing.T) {
 		require.NoError(t, sqlitex.Execute(db, query, &sqlitex.ExecOptions{Args: args}), query)
 	}
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 123456000, time.UTC)
-	us := micros(t0)
+	us := dbTime(t0)
 	pub := bytes.Repeat([]byte{7}, 32)
 	exec(`INSERT INTO projects (id, created_at) VALUES ('p', ?)`, us)
 	exec(`INSERT INTO users (id, project_id, email, email_norm, password_hash, tags, created_at)

@@ -23,7 +23,7 @@ func (s *Store) CreateProject(ctx context.Context, p store.Project) error {
 	if err := errors.Join(store.CheckProjectID(p.ID), store.CheckTime("created at", p.CreatedAt)); err != nil {
 		return check(op, err)
 	}
-	_, err := s.exec(ctx, createProjectSQL, p.ID, micros(p.CreatedAt))
+	_, err := s.exec(ctx, createProjectSQL, p.ID, dbTime(p.CreatedAt))
 	return wrap(op, err)
 }
 

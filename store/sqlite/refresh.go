@@ -56,8 +56,8 @@ func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) 
 		case disabled:
 			return errDisabled(op)
 		}
-		_, err := t.exec(createFamilySQL, f.ID, f.ProjectID, f.UserID, micros(f.IssuedAt),
-			micros(f.ExpiresAt), micros(f.CreatedAt), nullMicros(f.EndsAt))
+		_, err := t.exec(createFamilySQL, f.ID, f.ProjectID, f.UserID, dbTime(f.IssuedAt),
+			dbTime(f.ExpiresAt), dbTime(f.CreatedAt), nullDBTime(f.EndsAt))
 		return err
 	})
 	return wrap(op, err)
@@ -91,7 +91,7 @@ func (s *Store) RevokeRefreshFamily(ctx context.Context, projectID, familyID str
 	if err := errors.Join(store.CheckKey(projectID, "family id", familyID), store.CheckTime("at", at)); err != nil {
 		return check(op, err)
 	}
-	us := micros(at)
+	us := dbTime(at)
 	err := s.writeTx(ctx, func(t *wtx) error {
 		revoked := false
 		err := t.queryRow(familyRevokedSQL, func(st *sqlite.Stmt) error {
@@ -146,7 +146,7 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 	if err := errors.Join(store.CheckKey(projectID, "family id", familyID), store.CheckRotate(gen, p)); err != nil {
 		return store.Rotation{}, check(op, err)
 	}
-	now := micros(p.Now)
+	now := dbTime(p.Now)
 	var rot store.Rotation
 	err := s.writeTx(ctx, func(t *wtx) error {
 		var f store.RefreshFamily
@@ -161,8 +161,8 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 		if err != nil {
 			return err
 		}
-		ends := micros(f.EndsAt)
-		expired := now >= micros(f.ExpiresAt) || !f.EndsAt.IsZero() && now >= ends
+		ends := dbTime(f.EndsAt)
+		expired := now >= dbTime(f.ExpiresAt) || !f.EndsAt.IsZero() && now >= ends
 		switch {
 		case disabled:
 			return errDisabled(op)
@@ -174,7 +174,7 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 			if expired {
 				return errExpired(op)
 			}
-			exp := micros(p.Now.Add(p.TTL))
+			exp := dbTime(p.Now.Add(p.TTL))
 			if !f.EndsAt.IsZero() {
 				exp = min(exp, ends)
 			}
@@ -184,8 +184,8 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 				return conflict(op, "generation changed")
 			}
 			f.Generation = gen + 1
-			f.IssuedAt = fromMicros(now)
-			f.ExpiresAt = fromMicros(exp)
+			f.IssuedAt = fromDBTime(now)
+			f.ExpiresAt = fromDBTime(exp)
 			rot = store.Rotation{Family: f}
 			return nil
 		case gen == f.Generation-1 && p.ReuseWindow > 0 && rotated &&
@@ -217,7 +217,7 @@ func (s *Store) PruneRefreshFamilies(ctx context.Context, before time.Time) (int
 	if err := store.CheckTime("before", before); err != nil {
 		return 0, check(op, err)
 	}
-	return s.prune(ctx, op, pruneFamiliesSQL, micros(before))
+	return s.prune(ctx, op, pruneFamiliesSQL, dbTime(before))
 }
 
 // scanFamily returns the family of a row of familyColumns.

@@ -61,7 +61,7 @@ func (s *Store) ListRevocations(ctx context.Context, projectID string, req pagin
 	}
 	query, args := listRevocationsFirstSQL, []any{projectID, req.Limit + 1}
 	if !req.After.IsZero() {
-		query, args = listRevocationsAfterSQL, []any{projectID, micros(req.After.CreatedAt), req.After.ID, req.Limit + 1}
+		query, args = listRevocationsAfterSQL, []any{projectID, dbTime(req.After.CreatedAt), req.After.ID, req.Limit + 1}
 	}
 	items := []store.Revocation{}
 	err := s.readRows(ctx, query, func(st *sqlite.Stmt) error {
@@ -93,5 +93,5 @@ func (s *Store) PruneSessionRevocations(ctx context.Context, before time.Time) (
 	if err := store.CheckTime("before", before); err != nil {
 		return 0, check(op, err)
 	}
-	return s.prune(ctx, op, pruneSessionRevocationsSQL, micros(before))
+	return s.prune(ctx, op, pruneSessionRevocationsSQL, dbTime(before))
 }

@@ -34,7 +34,7 @@ func (s *Store) CreateSigningKey(ctx context.Context, k store.SigningKey) error 
 	if err := store.CheckSigningKey(k); err != nil {
 		return check(op, err)
 	}
-	_, err := s.exec(ctx, createSigningKeySQL, k.ID, k.ProjectID, k.PublicKey, k.EncryptedPrivateKey, micros(k.CreatedAt))
+	_, err := s.exec(ctx, createSigningKeySQL, k.ID, k.ProjectID, k.PublicKey, k.EncryptedPrivateKey, dbTime(k.CreatedAt))
 	return wrap(op, err)
 }
 
@@ -109,10 +109,10 @@ func (s *Store) RetireSigningKey(ctx context.Context, projectID, id string, at t
 		if active == id {
 			return conflict(op, "key is the project's active key")
 		}
-		if _, err := t.exec(retireSigningKeySQL, micros(at), id, projectID); err != nil {
+		if _, err := t.exec(retireSigningKeySQL, dbTime(at), id, projectID); err != nil {
 			return err
 		}
-		return t.addRevocation(projectID, store.RevokedSigningKey, id, micros(at))
+		return t.addRevocation(projectID, store.RevokedSigningKey, id, dbTime(at))
 	})
 	return wrap(op, err)
 }

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"errors"
-	"time"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -50,39 +49,4 @@ func queryRow(conn *sqlite.Conn, query string, scan func(*sqlite.Stmt) error, ar
 // queryRows runs query and calls fn with each row.
 func queryRows(conn *sqlite.Conn, query string, fn func(*sqlite.Stmt) error, args ...any) error {
 	return sqlitex.Execute(conn, query, &sqlitex.ExecOptions{Args: args, ResultFunc: fn})
-}
-
-// Times are stored as INTEGER microseconds since the Unix epoch, UTC. This
-// keeps exactly the precision the store contract promises, compares
-// correctly in SQL and indexes compactly. Optional times are NULL when
-// unset.
-
-// micros returns t as stored: microseconds since the Unix epoch, rounded
-// down (t.Truncate(time.Microsecond) maps to the same value).
-func micros(t time.Time) int64 { return t.UnixMicro() }
-
-// fromMicros returns the UTC time of a stored value.
-func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
-
-// nullMicros returns an optional time as an argument: nil (NULL) for the
-// zero time.
-func nullMicros(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixMicro()
-}
-
-// columnTime returns column col of stmt's row as a time.
-func columnTime(stmt *sqlite.Stmt, col int) time.Time {
-	return fromMicros(stmt.ColumnInt64(col))
-}
-
-// columnNullTime returns column col of stmt's row as an optional time: the
-// zero time for NULL.
-func columnNullTime(stmt *sqlite.Stmt, col int) time.Time {
-	if stmt.ColumnIsNull(col) {
-		return time.Time{}
-	}
-	return columnTime(stmt, col)
 }

@@ -52,17 +52,17 @@ func (s *Store) AddFailure(ctx context.Context, key string, now time.Time, windo
 		return t.queryRow(addFailureSQL, func(st *sqlite.Stmt) error {
 			count, reset = st.ColumnInt(0), st.ColumnInt64(1)
 			return nil
-		}, key, micros(now), window.Microseconds())
+		}, key, dbTime(now), window.Microseconds())
 	})
 	if err != nil {
 		return 0, time.Time{}, wrap(op, err)
 	}
 	if s.adds.Add(1)%pruneEvery == 1 {
-		if _, err := s.exec(ctx, pruneThrottleSomeSQL, micros(now)); err != nil {
+		if _, err := s.exec(ctx, pruneThrottleSomeSQL, dbTime(now)); err != nil {
 			s.logger.WarnContext(ctx, "sqlite: prune throttle windows", "err", err)
 		}
 	}
-	return count, fromMicros(reset), nil
+	return count, fromDBTime(reset), nil
 }
 
 // Failures returns the count of key's current window and when it ends; a
@@ -85,10 +85,10 @@ func (s *Store) Failures(ctx context.Context, key string, now time.Time, window 
 		return 0, time.Time{}, wrap(op, err)
 	}
 	w := window.Microseconds()
-	if started <= micros(now)-w {
+	if started <= dbTime(now)-w {
 		return 0, time.Time{}, nil
 	}
-	return count, fromMicros(started + w), nil
+	return count, fromDBTime(started + w), nil
 }
 
 // ClearFailures forgets key's window. Clearing an unknown key succeeds.
@@ -109,7 +109,7 @@ func (s *Store) PruneThrottle(ctx context.Context, now time.Time) (int, error) {
 	if err := store.CheckTime("now", now); err != nil {
 		return 0, check(op, err)
 	}
-	return s.prune(ctx, op, pruneThrottleSQL, micros(now))
+	return s.prune(ctx, op, pruneThrottleSQL, dbTime(now))
 }
 
 // checkThrottle checks the arguments of AddFailure and Failures.

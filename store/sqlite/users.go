@@ -58,7 +58,7 @@ func (s *Store) CreateUser(ctx context.Context, u store.User) error {
 		return check(op, err)
 	}
 	_, err = s.exec(ctx, createUserSQL, u.ID, u.ProjectID, u.Email, store.NormalizeEmail(u.Email),
-		u.PasswordHash, tags, micros(u.CreatedAt))
+		u.PasswordHash, tags, dbTime(u.CreatedAt))
 	return wrap(op, err)
 }
 
@@ -116,7 +116,7 @@ func (s *Store) ListUsers(ctx context.Context, projectID, emailPrefix string, re
 	query, args := listUsersSQL, []any{projectID}
 	if !req.After.IsZero() {
 		query += listUsersAfterSQL
-		args = append(args, micros(req.After.CreatedAt), req.After.ID)
+		args = append(args, dbTime(req.After.CreatedAt), req.After.ID)
 	}
 	if p := store.NormalizeEmail(emailPrefix); p != "" {
 		query += listUsersFromSQL
@@ -199,7 +199,7 @@ func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.T
 	if err := errors.Join(store.CheckKey(projectID, "user id", id), store.CheckTime("at", at)); err != nil {
 		return check(op, err)
 	}
-	us := micros(at)
+	us := dbTime(at)
 	err := s.writeTx(ctx, func(t *wtx) error {
 		disabled, err := t.userDisabled(id, projectID)
 		if err != nil || disabled {
