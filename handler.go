@@ -49,19 +49,7 @@ import (
 // http.request.method, http.route, http.response.status_code and
 // latchkey.project: never a token, an email, a password or a query.
 func (l *Latchkey) Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, span := l.startSpan(r)
-		defer span.End()
-		if span.IsRecording() {
-			sw := &statusWriter{ResponseWriter: w}
-			defer sw.report(span)
-			w = sw
-		}
-		ctx, ok := l.begin(ctx, w, r)
-		if !ok {
-			return
-		}
-		r = r.WithContext(ctx) // a shallow copy
+	return l.entry(func(w http.ResponseWriter, r *http.Request, span trace.Span) {
 		if p := r.URL.Path; path.Clean(p) != p && path.Clean(p)+"/" != p {
 			// The mux would redirect to the cleaned path, which may lack
 			// the prefix of the base_url; no client of this API sends
@@ -92,6 +80,17 @@ func (l *Latchkey) Handler() http.Handler {
 // errors the same way with package problem.
 func (l *Latchkey) Protect(next http.Handler) http.Handler {
 	guarded := l.verifier.Middleware(next)
+	return l.entry(func(w http.ResponseWriter, r *http.Request, _ trace.Span) {
+		guarded.ServeHTTP(w, r)
+	})
+}
+
+// entry returns the handler every request to Latchkey enters by: it starts
+// the request's span (reporting its status when the span records), gives
+// the request its id and project (begin), and calls serve with the request
+// carrying them and the span; a request whose project cannot be named is
+// answered without calling serve.
+func (l *Latchkey) entry(serve func(w http.ResponseWriter, r *http.Request, span trace.Span)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, span := l.startSpan(r)
 		defer span.End()
@@ -104,7 +103,7 @@ func (l *Latchkey) Protect(next http.Handler) http.Handler {
 		if !ok {
 			return
 		}
-		guarded.ServeHTTP(w, r.WithContext(ctx))
+		serve(w, r.WithContext(ctx), span)
 	})
 }
 

@@ -197,33 +197,13 @@ func run(c config) error {
 	}
 	cursor := marker["id"].(string) + ":" + marker["created_at"].(string)
 
-	addr, err := freeAddr()
+	srv, err := startServer(bin, work, token, "-data", data)
 	if err != nil {
 		return err
 	}
-	logFile, err := os.Create(filepath.Join(work, "server.log"))
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	srv := exec.Command(bin, "serve", "-data", data, "-addr", addr)
-	srv.Stdout, srv.Stderr = io.Discard, logFile
-	base := "http://" + addr
-	page1URL := base + "/v1/contacts?limit=25"
+	defer srv.stop()
+	base, page1URL, page1, hdr, ready := srv.base, srv.page1URL, srv.page1, srv.hdr, srv.ready
 	deepURL := page1URL + "&cursor=" + url.QueryEscape(cursor)
-	start = time.Now()
-	if err := srv.Start(); err != nil {
-		return err
-	}
-	defer func() {
-		_ = srv.Process.Signal(syscall.SIGTERM)
-		_ = srv.Wait()
-	}()
-	page1, hdr, err := waitReady(page1URL, token, 10*time.Second)
-	if err != nil {
-		return err
-	}
-	ready := time.Since(start)
 	loginToken, _, err := login(base, email, password)
 	if err != nil {
 		return err
@@ -245,15 +225,15 @@ func run(c config) error {
 	}
 	defer bare.Close()
 
-	rss := &rssSampler{pid: srv.Process.Pid}
+	rss := &rssSampler{pid: srv.cmd.Process.Pid}
 	targets := []*target{
 		// The bare handler gets the same request, Authorization header
 		// included, and answers the same bytes: the ratio is what Latchkey
 		// adds to that work.
 		{name: "bare net/http, same bytes", url: "http://" + bare.Addr().String() + "/v1/contacts?limit=25", token: token, pid: os.Getpid()},
-		{name: "GET /v1/contacts?limit=25", url: page1URL, token: token, pid: srv.Process.Pid},
-		{name: "same, with a login token", url: page1URL, token: loginToken, pid: srv.Process.Pid},
-		{name: "same, after 1,000,001 contacts", url: deepURL, token: token, pid: srv.Process.Pid},
+		{name: "GET /v1/contacts?limit=25", url: page1URL, token: token, pid: srv.cmd.Process.Pid},
+		{name: "same, with a login token", url: page1URL, token: loginToken, pid: srv.cmd.Process.Pid},
+		{name: "same, after 1,000,001 contacts", url: deepURL, token: token, pid: srv.cmd.Process.Pid},
 	}
 	fmt.Printf("wrk -t%d -c%d -d%s on each of: bare handler, page 1 (API key), page 1 (login token), deep page; %d rounds, the order rotated each round\n",
 		c.threads, c.conns, c.duration, c.rounds)
@@ -274,7 +254,7 @@ func run(c config) error {
 			r+1, bareT.rps, p1T.rps, loginT.rps, deepT.rps, 100*p1T.rps/bareT.rps, 100*loginT.rps/bareT.rps, deepT.rps/p1T.rps)
 	}
 	stopRSS()
-	hwm := readStatusKB(srv.Process.Pid, "VmHWM")
+	hwm := readStatusKB(srv.cmd.Process.Pid, "VmHWM")
 	// Each ratio is taken within a round, whose runs follow each other
 	// closely, and the median over the rounds is reported: a shared
 	// machine's speed drifts, which moves whole rounds.
@@ -304,7 +284,7 @@ func run(c config) error {
 	maxRSS := rss.max()
 	check("RSS under load (max sampled)", maxRSS <= 100<<10, fmt.Sprintf("%.1f MiB", float64(maxRSS)/1024), "<= 100 MiB")
 	fmt.Printf("     %-34s %14s\n", "peak RSS (VmHWM, whole run)", fmt.Sprintf("%.1f MiB", float64(hwm)/1024))
-	fmt.Printf("\npage 1 is %d bytes; the server wrote %d log lines to %s\n", len(page1), countLines(logFile.Name()), filepath.Base(logFile.Name()))
+	fmt.Printf("\npage 1 is %d bytes; the server wrote %d log lines to %s\n", len(page1), countLines(srv.logPath), filepath.Base(srv.logPath))
 	return nil
 }
 
@@ -608,4 +588,54 @@ func countLines(path string) int {
 		return 0
 	}
 	return bytes.Count(b, []byte{'\n'})
+}
+
+// benchServer is an example server started for a benchmark.
+type benchServer struct {
+	cmd      *exec.Cmd
+	base     string      // its base URL, http://ADDR
+	page1URL string      // GET /v1/contacts?limit=25 on it
+	page1    []byte      // page 1's body, as first answered
+	hdr      http.Header // page 1's headers
+	ready    time.Duration
+	logPath  string // the server's log
+}
+
+// startServer starts `bin serve -addr ADDR args...` on a free address,
+// its log going to server.log in work, and waits until page 1 answers 200
+// to token; ready is the time from the start of the process to that
+// answer. Call stop to end the server.
+func startServer(bin, work, token string, args ...string) (*benchServer, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(filepath.Join(work, "server.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, append([]string{"serve", "-addr", addr}, args...)...)
+	cmd.Stdout, cmd.Stderr = io.Discard, logFile
+	s := &benchServer{cmd: cmd, base: "http://" + addr, logPath: logFile.Name()}
+	s.page1URL = s.base + "/v1/contacts?limit=25"
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		_ = logFile.Close()
+		return nil, err
+	}
+	if s.page1, s.hdr, err = waitReady(s.page1URL, token, 10*time.Second); err != nil {
+		s.stop()
+		return nil, err
+	}
+	s.ready = time.Since(start)
+	return s, nil
+}
+
+// stop ends the server (SIGTERM) and waits for it.
+func (s *benchServer) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	_ = s.cmd.Wait()
+	if f, ok := s.cmd.Stderr.(*os.File); ok {
+		_ = f.Close()
+	}
 }

@@ -42,13 +42,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -131,33 +129,13 @@ func runPostgres(c config) error {
 	}
 	cursor := marker["id"].(string) + ":" + marker["created_at"].(string)
 
-	addr, err := freeAddr()
+	srv, err := startServer(bin, work, apiKey, "-data", data, "-db", db)
 	if err != nil {
 		return err
 	}
-	logFile, err := os.Create(filepath.Join(work, "server.log"))
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	srv := exec.Command(bin, "serve", "-data", data, "-db", db, "-addr", addr)
-	srv.Stdout, srv.Stderr = io.Discard, logFile
-	base := "http://" + addr
-	page1URL := base + "/v1/contacts?limit=25"
+	defer srv.stop()
+	base, page1URL, page1, hdr, ready := srv.base, srv.page1URL, srv.page1, srv.hdr, srv.ready
 	deepURL := page1URL + "&cursor=" + url.QueryEscape(cursor)
-	start = time.Now()
-	if err := srv.Start(); err != nil {
-		return err
-	}
-	defer func() {
-		_ = srv.Process.Signal(syscall.SIGTERM)
-		_ = srv.Wait()
-	}()
-	page1, hdr, err := waitReady(page1URL, apiKey, 10*time.Second)
-	if err != nil {
-		return err
-	}
-	ready := time.Since(start)
 	if deep, _, err := get(deepURL, apiKey); err != nil {
 		return err
 	} else if !bytes.Contains(deep, []byte(`"data":[{`)) {
@@ -202,7 +180,7 @@ func runPostgres(c config) error {
 			t := targets[(r+i)%len(targets)]
 			pid := os.Getpid()
 			if t.server {
-				pid = srv.Process.Pid
+				pid = srv.cmd.Process.Pid
 			}
 			cpu0, pg0 := cpuTime(pid), postgresCPU()
 			rps, lat, err := t.run()
