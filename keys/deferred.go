@@ -12,7 +12,6 @@ import (
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
-	"github.com/latchkey-dev/latchkey/tenant"
 )
 
 // DeferredMiddleware is [Verifier.Middleware] for read-only handlers that
@@ -35,14 +34,8 @@ import (
 func (v *Verifier) DeferredMiddleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		project, ok := tenant.FromContext(ctx)
+		project, token, ok := v.bearer(w, r, "DeferredMiddleware")
 		if !ok {
-			problem.Write(w, r, v.logger, errors.New("keys: DeferredMiddleware: no project in the request context (mount it below the tenant resolver)"))
-			return
-		}
-		token, presented, reason := BearerToken(r.Header)
-		if reason != "" {
-			v.unauthorized(w, r, project, presented, reason)
 			return
 		}
 		pc, err := v.begin(ctx, project, token)

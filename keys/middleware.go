@@ -2,6 +2,7 @@ package keys
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -29,14 +30,8 @@ import (
 func (v *Verifier) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		project, ok := tenant.FromContext(ctx)
+		project, token, ok := v.bearer(w, r, "Middleware")
 		if !ok {
-			problem.Write(w, r, v.logger, errors.New("keys: Middleware: no project in the request context (mount it below the tenant resolver)"))
-			return
-		}
-		token, presented, reason := BearerToken(r.Header)
-		if reason != "" {
-			v.unauthorized(w, r, project, presented, reason)
 			return
 		}
 		p, err := v.Verify(ctx, project, token)
@@ -46,6 +41,23 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(contextWithPrincipal(ctx, p)))
 	})
+}
+
+// bearer returns the request's project (tenant.FromContext) and bearer
+// token, or answers the request (500 without a project, named by the
+// middleware mw; 401 without a well-formed bearer token) and returns false.
+func (v *Verifier) bearer(w http.ResponseWriter, r *http.Request, mw string) (project, token string, ok bool) {
+	project, ok = tenant.FromContext(r.Context())
+	if !ok {
+		problem.Write(w, r, v.logger, fmt.Errorf("keys: %s: no project in the request context (mount it below the tenant resolver)", mw))
+		return "", "", false
+	}
+	token, presented, reason := BearerToken(r.Header)
+	if reason != "" {
+		v.unauthorized(w, r, project, presented, reason)
+		return "", "", false
+	}
+	return project, token, true
 }
 
 // refuse answers a request whose presented token Verify did not accept
