@@ -128,6 +128,11 @@ func parseSigned(token string, key KeyFunc) (*Claims, error) {
 	if len(token) > MaxTokenBytes {
 		return nil, malformed("token too large")
 	}
+	if !isCompactJWS(token) {
+		// Go's base64 decoders skip '\r' and '\n': without this check a
+		// token with line breaks added would verify as the original.
+		return nil, malformed("malformed")
+	}
 	wc := new(wireClaims)
 	var kid string
 	_, err := parser.ParseWithClaims(token, wc, func(t *jwt.Token) (any, error) {
@@ -186,4 +191,18 @@ func classify(err error) error {
 		return malformed("unverifiable")
 	}
 	return malformed("malformed")
+}
+
+// isCompactJWS reports whether token is made only of the characters of a
+// JWS compact serialization: the base64url alphabet without padding, and
+// '.'.
+func isCompactJWS(token string) bool {
+	for i := 0; i < len(token); i++ {
+		switch c := token[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
 }
