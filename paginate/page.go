@@ -9,6 +9,16 @@ type Page[T any] struct {
 	HasMore bool
 }
 
+// PageOf returns the page of at most limit items that starts items, where
+// items was read asking for one item more than the page holds: HasMore
+// reports whether that extra item was there.
+func PageOf[T any](items []T, limit int) Page[T] {
+	if len(items) > limit {
+		return Page[T]{Items: items[:limit], HasMore: true}
+	}
+	return Page[T]{Items: items}
+}
+
 // Response is the JSON body of every list endpoint:
 // {"data": [...], "pagination": {...}}.
 type Response[T any] struct {

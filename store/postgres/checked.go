@@ -144,11 +144,7 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 	if !slices.IsSortedFunc(items, compareContacts) {
 		slices.SortFunc(items, compareContacts)
 	}
-	page := paginate.Page[store.Contact]{Items: items}
-	if len(items) > limit {
-		page.Items, page.HasMore = items[:limit], true
-	}
-	return recs, page, nil
+	return recs, paginate.PageOf(items, limit), nil
 }
 
 // compareContacts orders contacts as the list does: by CreatedAt, then ID

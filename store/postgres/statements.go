@@ -49,11 +49,7 @@ func listPage[T any](ctx context.Context, s *Store, op string, limit int, sql st
 	if err != nil {
 		return paginate.Page[T]{}, err
 	}
-	page := paginate.Page[T]{Items: items}
-	if len(items) > limit {
-		page.Items, page.HasMore = items[:limit], true
-	}
-	return page, nil
+	return paginate.PageOf(items, limit), nil
 }
 
 // listAll runs sql and returns every row, scanned with scan; an empty result

@@ -78,11 +78,7 @@ func (s *Store) ListAudit(ctx context.Context, projectID string, f store.AuditFi
 	if err != nil {
 		return paginate.Page[store.AuditEntry]{}, wrap(op, err)
 	}
-	page := paginate.Page[store.AuditEntry]{Items: items}
-	if len(items) > req.Limit {
-		page.Items, page.HasMore = items[:req.Limit], true
-	}
-	return page, nil
+	return paginate.PageOf(items, req.Limit), nil
 }
 
 // PruneAudit deletes every entry, of every project, whose At is before

@@ -285,11 +285,7 @@ func (p *pageText) page(projectID string, limit int) (paginate.Page[store.Contac
 		}
 		start = r.nameEnd
 	}
-	page := paginate.Page[store.Contact]{Items: items}
-	if len(items) > limit {
-		page.Items, page.HasMore = items[:limit], true
-	}
-	return page, nil
+	return paginate.PageOf(items, limit), nil
 }
 
 // DeleteContact deletes the contact, or returns an error matching

@@ -77,11 +77,7 @@ func (s *Store) ListRevocations(ctx context.Context, projectID string, req pagin
 	if err != nil {
 		return paginate.Page[store.Revocation]{}, wrap(op, err)
 	}
-	page := paginate.Page[store.Revocation]{Items: items}
-	if len(items) > req.Limit {
-		page.Items, page.HasMore = items[:req.Limit], true
-	}
-	return page, nil
+	return paginate.PageOf(items, req.Limit), nil
 }
 
 // PruneSessionRevocations deletes every revocation of kind

@@ -137,11 +137,7 @@ func (s *Store) ListUsers(ctx context.Context, projectID, emailPrefix string, re
 	if err != nil {
 		return paginate.Page[store.User]{}, wrap(op, err)
 	}
-	page := paginate.Page[store.User]{Items: users}
-	if len(users) > req.Limit {
-		page.Items, page.HasMore = users[:req.Limit], true
-	}
-	return page, nil
+	return paginate.PageOf(users, req.Limit), nil
 }
 
 // prefixEnd returns the smallest string greater than every string that
