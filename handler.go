@@ -85,6 +85,18 @@ func (l *Latchkey) Protect(next http.Handler) http.Handler {
 	})
 }
 
+// listAuth returns next, a list handler reading through
+// Verifier.CheckedContacts, behind the bearer check: DeferredMiddleware when
+// the store reads a page with the token's records in one call
+// (store.CheckedContactLister), else Middleware, since holding the answer
+// for a separate check would only add work.
+func (l *Latchkey) listAuth(next http.Handler) http.Handler {
+	if _, ok := l.st.(store.CheckedContactLister); ok {
+		return l.verifier.DeferredMiddleware(next)
+	}
+	return l.verifier.Middleware(next)
+}
+
 // entry returns the handler every request to Latchkey enters by: it starts
 // the request's span (reporting its status when the span records), gives
 // the request its id and project (begin), and calls serve with the request

@@ -52,7 +52,7 @@ func (l *Latchkey) routes(p parts) []route {
 		{"POST " + PathLogout, p.identity.Logout()},
 		{"POST " + PathIntrospect, v.APIKeyOnly(v.IntrospectHandler(kr.Issuer))},
 		{"GET " + PathRevocations, v.APIKeyOnly(l.feed)},
-		{"GET " + PathContacts, v.DeferredMiddleware(p.contacts)},
+		{"GET " + PathContacts, l.listAuth(p.contacts)},
 		{"GET " + PathJWKS, public(kr.JWKSHandler())},
 		{"OPTIONS " + PathJWKS, httpapi.Preflight("GET, HEAD, OPTIONS")},
 		{"GET " + PathDiscovery, public(kr.DiscoveryHandler(keys.Endpoints{
