@@ -3,7 +3,6 @@ package storetest
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,19 +56,7 @@ func mustAudit(t *testing.T, s store.AuditStore, es ...store.AuditEntry) []store
 
 // newestFirst returns a copy of es in the audit log's order.
 func newestFirst(es []store.AuditEntry) []store.AuditEntry {
-	out := slices.Clone(es)
-	slices.SortFunc(out, func(a, b store.AuditEntry) int {
-		pa, pb := auditPos(a), auditPos(b)
-		pa.CreatedAt, pb.CreatedAt = store.Truncate(pa.CreatedAt), store.Truncate(pb.CreatedAt)
-		switch {
-		case posLess(pb, pa):
-			return -1
-		case posLess(pa, pb):
-			return 1
-		}
-		return 0
-	})
-	return out
+	return inListOrder(es, auditPos, true)
 }
 
 // wantAuditEntries fails unless got holds exactly the entries of want, in
@@ -89,11 +76,7 @@ func wantAuditEntries(t *testing.T, want, got []store.AuditEntry, what string) {
 }
 
 func auditIDs(es []store.AuditEntry) []string {
-	ids := make([]string, len(es))
-	for i, e := range es {
-		ids[i] = e.ID
-	}
-	return ids
+	return idsOf(es, func(e store.AuditEntry) string { return e.ID })
 }
 
 // filterAudit returns the entries of es that f matches.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -247,11 +246,7 @@ func contactLess(a, b store.Contact) bool {
 }
 
 func contactIDs(cs []store.Contact) []string {
-	ids := make([]string, len(cs))
-	for i, c := range cs {
-		ids[i] = c.ID
-	}
-	return ids
+	return idsOf(cs, func(c store.Contact) string { return c.ID })
 }
 
 // cursorOf is the cursor a client holds after seeing c, passed through its
@@ -277,9 +272,7 @@ func walk(t *testing.T, s store.ContactStore, project string, limit int, between
 
 // sortedContacts returns a copy of cs in list order.
 func sortedContacts(cs []store.Contact) []store.Contact {
-	out := append([]store.Contact(nil), cs...)
-	sort.Slice(out, func(i, j int) bool { return contactLess(out[i], out[j]) })
-	return out
+	return inListOrder(cs, contactPos, false)
 }
 
 // wantContacts fails unless got holds exactly the contacts of want, in

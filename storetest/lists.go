@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -39,6 +40,37 @@ func posLess(a, b paginate.Cursor) bool {
 		return a.CreatedAt.Before(b.CreatedAt)
 	}
 	return a.ID < b.ID
+}
+
+// inListOrder returns a copy of items in the order of a keyset list whose
+// positions pos gives: by time truncated to the stores' microseconds, then
+// by id byte by byte; newest first when newestFirst is set.
+func inListOrder[T any](items []T, pos func(T) paginate.Cursor, newestFirst bool) []T {
+	out := slices.Clone(items)
+	slices.SortFunc(out, func(a, b T) int {
+		pa, pb := pos(a), pos(b)
+		pa.CreatedAt, pb.CreatedAt = store.Truncate(pa.CreatedAt), store.Truncate(pb.CreatedAt)
+		if newestFirst {
+			pa, pb = pb, pa
+		}
+		switch {
+		case posLess(pa, pb):
+			return -1
+		case posLess(pb, pa):
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// idsOf returns the ids of items, in order.
+func idsOf[T any](items []T, id func(T) string) []string {
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = id(it)
+	}
+	return ids
 }
 
 // precedes reports whether a comes before b in the list's order.

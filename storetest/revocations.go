@@ -128,11 +128,7 @@ func wantRevocations(t *testing.T, want, got []store.Revocation, what string) {
 }
 
 func revocationIDs(rs []store.Revocation) []string {
-	ids := make([]string, len(rs))
-	for i, r := range rs {
-		ids[i] = r.ID
-	}
-	return ids
+	return idsOf(rs, func(r store.Revocation) string { return r.ID })
 }
 
 // RevokeAPIKey adds one item of kind RevokedAPIKey naming the key, at the

@@ -52,11 +52,7 @@ func mustActive(t *testing.T, s store.SigningKeyStore, project string) store.Sig
 }
 
 func signingKeyIDs(ks []store.SigningKey) []string {
-	ids := make([]string, len(ks))
-	for i, k := range ks {
-		ids[i] = k.ID
-	}
-	return ids
+	return idsOf(ks, func(k store.SigningKey) string { return k.ID })
 }
 
 // CreateSigningKey records the key; GetSigningKey returns its bytes

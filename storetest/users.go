@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -426,19 +425,7 @@ func mustUsers(t *testing.T, s store.UserStore, us ...store.User) []store.User {
 	for _, u := range us {
 		require.NoErrorf(t, s.CreateUser(t.Context(), u), "CreateUser(%q, %q)", u.ProjectID, u.Email)
 	}
-	sorted := slices.Clone(us)
-	slices.SortFunc(sorted, func(a, b store.User) int {
-		pa, pb := userPos(a), userPos(b)
-		pa.CreatedAt, pb.CreatedAt = store.Truncate(pa.CreatedAt), store.Truncate(pb.CreatedAt)
-		switch {
-		case posLess(pa, pb):
-			return -1
-		case posLess(pb, pa):
-			return 1
-		}
-		return 0
-	})
-	return sorted
+	return inListOrder(us, userPos, false)
 }
 
 // wantUsers fails unless got holds exactly the users of want, in order,
@@ -452,11 +439,7 @@ func wantUsers(t *testing.T, want, got []store.User, what string) {
 }
 
 func userIDs(us []store.User) []string {
-	ids := make([]string, len(us))
-	for i, u := range us {
-		ids[i] = u.ID
-	}
-	return ids
+	return idsOf(us, func(u store.User) string { return u.ID })
 }
 
 // ListUsers lists in ascending (CreatedAt, ID) order, ids compared byte by
