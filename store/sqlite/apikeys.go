@@ -69,10 +69,8 @@ func (s *Store) ListAPIKeys(ctx context.Context, projectID string) ([]store.APIK
 	if err := store.CheckProjectID(projectID); err != nil {
 		return nil, check(op, err)
 	}
-	ks := []store.APIKey{}
-	err := s.readRows(ctx, listAPIKeySQL, func(st *sqlite.Stmt) error {
-		ks = append(ks, scanAPIKey(st))
-		return nil
+	ks, err := readAll(ctx, s, listAPIKeySQL, func(st *sqlite.Stmt) (store.APIKey, error) {
+		return scanAPIKey(st), nil
 	}, projectID)
 	if err != nil {
 		return nil, wrap(op, err)
@@ -92,11 +90,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.
 	}
 	us := dbTime(at)
 	err := s.writeTx(ctx, func(t *wtx) error {
-		revoked := false
-		err := t.queryRow(apiKeyRevokedSQL, func(st *sqlite.Stmt) error {
-			revoked = !st.ColumnIsNull(0)
-			return nil
-		}, id, projectID)
+		revoked, err := t.isSet(apiKeyRevokedSQL, id, projectID)
 		if err != nil || revoked {
 			return err
 		}

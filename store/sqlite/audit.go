@@ -62,9 +62,8 @@ func (s *Store) ListAudit(ctx context.Context, projectID string, f store.AuditFi
 	}
 	query += listAuditOrderSQL
 	args = append(args, req.Limit+1)
-	items := []store.AuditEntry{}
-	err := s.readRows(ctx, query, func(st *sqlite.Stmt) error {
-		items = append(items, store.AuditEntry{
+	items, err := readAll(ctx, s, query, func(st *sqlite.Stmt) (store.AuditEntry, error) {
+		return store.AuditEntry{
 			ID:         st.ColumnText(0),
 			ProjectID:  projectID,
 			At:         columnTime(st, 1),
@@ -72,8 +71,7 @@ func (s *Store) ListAudit(ctx context.Context, projectID string, f store.AuditFi
 			Action:     st.ColumnText(3),
 			Target:     st.ColumnText(4),
 			ClientAddr: st.ColumnText(5),
-		})
-		return nil
+		}, nil
 	}, args...)
 	if err != nil {
 		return paginate.Page[store.AuditEntry]{}, wrap(op, err)

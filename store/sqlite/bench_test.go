@@ -213,6 +213,27 @@ func BenchmarkListContacts(b *testing.B) {
 	}
 }
 
+// BenchmarkListContactsParallel reads the first page from 16 goroutines a
+// processor, as the load benchmark's 32 connections do on two cores: each
+// read takes one of the store's read-only connections, so the result shows
+// what concurrent readers cost beyond BenchmarkListContacts.
+func BenchmarkListContactsParallel(b *testing.B) {
+	sd := seededStore(b)
+	ctx := context.Background()
+	req := paginate.Request{Limit: 25}
+	b.SetParallelism(16)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			page, err := sd.s.ListContacts(ctx, benchProject, req)
+			if err != nil || len(page.Items) != 25 || !page.HasMore {
+				b.Errorf("ListContacts = %d items, more %v, %v", len(page.Items), page.HasMore, err)
+				return
+			}
+		}
+	})
+}
+
 // BenchmarkCreateContacts1M inserts 1,000,000 contacts with one
 // CreateContacts call into a fresh database, the path of `contact seed`.
 func BenchmarkCreateContacts1M(b *testing.B) {

@@ -79,6 +79,18 @@ func (t *wtx) queryRow(query string, scan func(*sqlite.Stmt) error, args ...any)
 	return queryRow(t.conn, query, scan, args...)
 }
 
+// isSet reports whether the first column of query's one row is not NULL
+// (a revocation, retirement or disabling time), or returns errNoRows when
+// there is no row.
+func (t *wtx) isSet(query string, args ...any) (bool, error) {
+	set := false
+	err := t.queryRow(query, func(st *sqlite.Stmt) error {
+		set = !st.ColumnIsNull(0)
+		return nil
+	}, args...)
+	return set, err
+}
+
 // commitAnyway wraps an error a transaction returns after changes that must
 // be kept (a replayed refresh token revokes its family).
 type commitAnyway struct{ err error }

@@ -47,10 +47,8 @@ func (s *Store) GetProject(ctx context.Context, id string) (store.Project, error
 // ListProjects returns every project ordered by id.
 func (s *Store) ListProjects(ctx context.Context) ([]store.Project, error) {
 	const op = "list projects"
-	ps := []store.Project{}
-	err := s.readRows(ctx, listProjectsSQL, func(st *sqlite.Stmt) error {
-		ps = append(ps, store.Project{ID: st.ColumnText(0), CreatedAt: columnTime(st, 1)})
-		return nil
+	ps, err := readAll(ctx, s, listProjectsSQL, func(st *sqlite.Stmt) (store.Project, error) {
+		return store.Project{ID: st.ColumnText(0), CreatedAt: columnTime(st, 1)}, nil
 	})
 	if err != nil {
 		return nil, wrap(op, err)

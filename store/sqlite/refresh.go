@@ -93,11 +93,7 @@ func (s *Store) RevokeRefreshFamily(ctx context.Context, projectID, familyID str
 	}
 	us := dbTime(at)
 	err := s.writeTx(ctx, func(t *wtx) error {
-		revoked := false
-		err := t.queryRow(familyRevokedSQL, func(st *sqlite.Stmt) error {
-			revoked = !st.ColumnIsNull(0)
-			return nil
-		}, familyID, projectID)
+		revoked, err := t.isSet(familyRevokedSQL, familyID, projectID)
 		if err != nil || revoked {
 			return err
 		}

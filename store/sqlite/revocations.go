@@ -63,16 +63,14 @@ func (s *Store) ListRevocations(ctx context.Context, projectID string, req pagin
 	if !req.After.IsZero() {
 		query, args = listRevocationsAfterSQL, []any{projectID, dbTime(req.After.CreatedAt), req.After.ID, req.Limit + 1}
 	}
-	items := []store.Revocation{}
-	err := s.readRows(ctx, query, func(st *sqlite.Stmt) error {
-		items = append(items, store.Revocation{
+	items, err := readAll(ctx, s, query, func(st *sqlite.Stmt) (store.Revocation, error) {
+		return store.Revocation{
 			ID:        st.ColumnText(1),
 			ProjectID: projectID,
 			Kind:      store.RevocationKind(st.ColumnText(2)),
 			Subject:   st.ColumnText(3),
 			RevokedAt: columnTime(st, 0),
-		})
-		return nil
+		}, nil
 	}, args...)
 	if err != nil {
 		return paginate.Page[store.Revocation]{}, wrap(op, err)

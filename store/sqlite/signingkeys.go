@@ -67,10 +67,8 @@ func (s *Store) ListSigningKeys(ctx context.Context, projectID string) ([]store.
 	if err := store.CheckProjectID(projectID); err != nil {
 		return nil, check(op, err)
 	}
-	ks := []store.SigningKey{}
-	err := s.readRows(ctx, listSigningKeysSQL, func(st *sqlite.Stmt) error {
-		ks = append(ks, scanSigningKey(st))
-		return nil
+	ks, err := readAll(ctx, s, listSigningKeysSQL, func(st *sqlite.Stmt) (store.SigningKey, error) {
+		return scanSigningKey(st), nil
 	}, projectID)
 	if err != nil {
 		return nil, wrap(op, err)
@@ -90,11 +88,7 @@ func (s *Store) RetireSigningKey(ctx context.Context, projectID, id string, at t
 		return check(op, err)
 	}
 	err := s.writeTx(ctx, func(t *wtx) error {
-		retired := false
-		err := t.queryRow(signingKeyStateSQL, func(st *sqlite.Stmt) error {
-			retired = !st.ColumnIsNull(0)
-			return nil
-		}, id, projectID)
+		retired, err := t.isSet(signingKeyStateSQL, id, projectID)
 		if err != nil || retired {
 			return err
 		}

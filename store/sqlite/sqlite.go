@@ -184,9 +184,21 @@ func (s *Store) readRow(ctx context.Context, query string, scan func(*sqlite.Stm
 	return s.read(ctx, func(conn *sqlite.Conn) error { return queryRow(conn, query, scan, args...) })
 }
 
-// readRows runs a read (see queryRows) on a reader.
-func (s *Store) readRows(ctx context.Context, query string, fn func(*sqlite.Stmt) error, args ...any) error {
-	return s.read(ctx, func(conn *sqlite.Conn) error { return queryRows(conn, query, fn, args...) })
+// readAll runs query (see queryRows) on a reader and returns its rows, each
+// scanned by scan; no row is an empty, non-nil slice.
+func readAll[T any](ctx context.Context, s *Store, query string, scan func(*sqlite.Stmt) (T, error), args ...any) ([]T, error) {
+	items := []T{}
+	err := s.read(ctx, func(conn *sqlite.Conn) error {
+		return queryRows(conn, query, func(st *sqlite.Stmt) error {
+			it, err := scan(st)
+			if err != nil {
+				return err
+			}
+			items = append(items, it)
+			return nil
+		}, args...)
+	})
+	return items, err
 }
 
 // exec runs a single-statement write in a (group) write transaction and

@@ -128,12 +128,7 @@ func (s *Store) ListUsers(ctx context.Context, projectID, emailPrefix string, re
 	}
 	query += listUsersOrderSQL
 	args = append(args, req.Limit+1)
-	users := []store.User{}
-	err := s.readRows(ctx, query, func(st *sqlite.Stmt) error {
-		u, err := scanUser(st)
-		users = append(users, u)
-		return err
-	}, args...)
+	users, err := readAll(ctx, s, query, scanUser, args...)
 	if err != nil {
 		return paginate.Page[store.User]{}, wrap(op, err)
 	}
@@ -229,12 +224,7 @@ func (s *Store) EnableUser(ctx context.Context, projectID, id string) error {
 // userDisabled reads in the transaction whether the project's user is
 // disabled, or returns errNoRows when there is no such user.
 func (t *wtx) userDisabled(id, projectID string) (bool, error) {
-	var disabled bool
-	err := t.queryRow(userDisabledSQL, func(st *sqlite.Stmt) error {
-		disabled = !st.ColumnIsNull(0)
-		return nil
-	}, id, projectID)
-	return disabled, err
+	return t.isSet(userDisabledSQL, id, projectID)
 }
 
 // scanUser returns the user of a row of userColumns.

@@ -1,7 +1,10 @@
 package sqlite
 
 import (
+	"fmt"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,7 +15,73 @@ import (
 	"github.com/latchkey-dev/latchkey/store"
 )
 
-// TestChangeVersion_HoldsNoSnapshot: the dedicated connection ends its read
+// TestChangeVersion_ConcurrentCallsSeeEarlierCommits: concurrent calls,
+// while another goroutine commits, follow the contract. Each call
+// notes how many commits had returned before it began, and how many had
+// started when it returned; a call that began after a commit returned that
+// had started after another call returned must have a greater version than
+// that other call.
+func TestChangeVersion_ConcurrentCallsSeeEarlierCommits(t *testing.T) {
+	s := openFile(t, filepath.Join(t.TempDir(), "v.db"), nil)
+	ctx := t.Context()
+	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
+	type call struct {
+		before int64 // commits returned before the call began
+		after  int64 // commits started when the call had returned
+		v      uint64
+	}
+	const callers, commits = 16, 60
+	var started, done atomic.Int64
+	var stop atomic.Bool
+	results := make([][]call, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			for !stop.Load() {
+				c := call{before: done.Load()}
+				v, err := s.ChangeVersion(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				c.v, c.after = v, started.Load()
+				results[i] = append(results[i], c)
+			}
+		})
+	}
+	for i := range commits {
+		started.Add(1)
+		_, err := s.CreateContact(ctx, store.Contact{ID: fmt.Sprintf("ct_%02d", i), ProjectID: "p", Name: "n", CreatedAt: time.Now()})
+		require.NoError(t, err)
+		done.Add(1)
+	}
+	stop.Store(true)
+	wg.Wait()
+	// below[n]: the greatest version of a call that returned with fewer
+	// than n commits started. Commit n started after those calls returned.
+	below := make([]uint64, commits+2)
+	for _, rs := range results {
+		for _, c := range rs {
+			below[c.after+1] = max(below[c.after+1], c.v)
+		}
+	}
+	for n := 1; n < len(below); n++ {
+		below[n] = max(below[n], below[n-1])
+	}
+	checked := 0
+	for _, rs := range results {
+		for _, c := range rs {
+			// Commit c.before returned before c began.
+			if c.before > 0 && below[c.before] > 0 {
+				require.Less(t, below[c.before], c.v, "a call began after a commit, yet its version is not past a call that returned before the commit started")
+				checked++
+			}
+		}
+	}
+	require.Greater(t, checked, callers*commits/2)
+}
+
+// TestChangeVersion_HoldsNoSnapshot: the probes end their read
 // transaction after each call, so it never keeps a checkpoint from
 // resetting the WAL (which would then grow without bound).
 func TestChangeVersion_HoldsNoSnapshot(t *testing.T) {
