@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,34 +24,66 @@ import (
 // other side waits for its lock. Whatever the order, no family of the
 // disabled user is live afterwards.
 
+// lockOrder is the set-up of one order: a store and a user of project "p"
+// on a fresh database, and a transaction on a connection of its own, in
+// which the first side runs its statements, rolled back at the end of the
+// test unless committed.
+type lockOrder struct {
+	url string
+	s   *Store
+	u   store.User
+	tx  pgx.Tx
+}
+
+func newLockOrder(t *testing.T) *lockOrder {
+	t.Helper()
+	o := &lockOrder{url: pgtest.NewDatabase(t)}
+	o.s = openInternal(t, o.url)
+	o.u = seedUser(t, o.s, "p")
+	tx, err := rawConn(t, o.url).Begin(context.Background())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	o.tx = tx
+	return o
+}
+
+// exec runs sql with args in the held transaction.
+func (o *lockOrder) exec(t *testing.T, sql string, args ...any) pgconn.CommandTag {
+	t.Helper()
+	tag, err := o.tx.Exec(context.Background(), sql, args...)
+	require.NoError(t, err)
+	return tag
+}
+
+// then runs second, the other side, until it waits for a lock the held
+// transaction holds; runs before (nil for nothing) in the transaction and
+// commits it; and returns second's error.
+func (o *lockOrder) then(t *testing.T, second func() error, before func()) error {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() { errc <- second() }()
+	waitBlocked(t, rawConn(t, o.url), 1)
+	if before != nil {
+		before()
+	}
+	require.NoError(t, o.tx.Commit(context.Background()))
+	return <-errc
+}
+
 // TestDisableUser_BeforeCreate: D holds the user row; C waits for it and
 // then finds the user disabled.
 func TestDisableUser_BeforeCreate(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.NewDatabase(t)
-	s := openInternal(t, url)
-	u := seedUser(t, s, "p")
-	d := rawConn(t, url)
-	tx, err := d.Begin(ctx)
-	require.NoError(t, err)
-	defer tx.Rollback(ctx)
+	o := newLockOrder(t)
 	at := it0.Add(time.Minute)
-	_, err = tx.Exec(ctx, lockUserSQL, "p", u.ID)
-	require.NoError(t, err)
-	_, err = tx.Exec(ctx, disableUserSQL, "p", u.ID, at)
-	require.NoError(t, err)
-
-	errc := make(chan error, 1)
-	go func() {
-		errc <- s.CreateRefreshFamily(ctx, store.RefreshFamily{ID: "rf_c", ProjectID: "p", UserID: u.ID,
+	o.exec(t, lockUserSQL, "p", o.u.ID)
+	o.exec(t, disableUserSQL, "p", o.u.ID, at)
+	err := o.then(t, func() error {
+		return o.s.CreateRefreshFamily(ctx, store.RefreshFamily{ID: "rf_c", ProjectID: "p", UserID: o.u.ID,
 			IssuedAt: at, ExpiresAt: at.Add(time.Hour), CreatedAt: at})
-	}()
-	waitBlocked(t, rawConn(t, url), 1)
-	_, err = tx.Exec(ctx, revokeUserFamiliesSQL, "p", u.ID, at)
-	require.NoError(t, err)
-	require.NoError(t, tx.Commit(ctx))
-	assert.ErrorIs(t, <-errc, store.ErrDisabled)
-	_, err = s.GetRefreshFamily(ctx, "p", "rf_c")
+	}, func() { o.exec(t, revokeUserFamiliesSQL, "p", o.u.ID, at) })
+	assert.ErrorIs(t, err, store.ErrDisabled)
+	_, err = o.s.GetRefreshFamily(ctx, "p", "rf_c")
 	assert.ErrorIs(t, err, store.ErrNotFound, "no family was created")
 }
 
@@ -57,24 +91,13 @@ func TestDisableUser_BeforeCreate(t *testing.T) {
 // it and then revokes the new family.
 func TestDisableUser_AfterCreate(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.NewDatabase(t)
-	s := openInternal(t, url)
-	u := seedUser(t, s, "p")
-	c := rawConn(t, url)
-	tx, err := c.Begin(ctx)
-	require.NoError(t, err)
-	defer tx.Rollback(ctx)
-	tag, err := tx.Exec(ctx, createFamilySQL, "p", "rf_c", u.ID, it0, it0.Add(time.Hour), it0, nil)
-	require.NoError(t, err)
+	o := newLockOrder(t)
+	tag := o.exec(t, createFamilySQL, "p", "rf_c", o.u.ID, it0, it0.Add(time.Hour), it0, nil)
 	require.EqualValues(t, 1, tag.RowsAffected())
 
 	at := it0.Add(time.Minute)
-	errc := make(chan error, 1)
-	go func() { errc <- s.DisableUser(ctx, "p", u.ID, at) }()
-	waitBlocked(t, rawConn(t, url), 1)
-	require.NoError(t, tx.Commit(ctx))
-	require.NoError(t, <-errc)
-	f, err := s.GetRefreshFamily(ctx, "p", "rf_c")
+	require.NoError(t, o.then(t, func() error { return o.s.DisableUser(ctx, "p", o.u.ID, at) }, nil))
+	f, err := o.s.GetRefreshFamily(ctx, "p", "rf_c")
 	require.NoError(t, err)
 	assert.True(t, f.RevokedAt.Equal(at), "the family created first is revoked at the disable time, got %v", f.RevokedAt)
 }
@@ -83,33 +106,19 @@ func TestDisableUser_AfterCreate(t *testing.T) {
 // it and then finds the family revoked and the user disabled.
 func TestDisableUser_BeforeRotate(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.NewDatabase(t)
-	s := openInternal(t, url)
-	u := seedUser(t, s, "p")
-	f := seedFamily(t, s, u)
-	d := rawConn(t, url)
-	tx, err := d.Begin(ctx)
-	require.NoError(t, err)
-	defer tx.Rollback(ctx)
+	o := newLockOrder(t)
+	f := seedFamily(t, o.s, o.u)
 	at := it0.Add(time.Minute)
-	for _, sql := range []string{lockUserSQL, disableUserSQL, revokeUserFamiliesSQL} {
-		args := []any{"p", u.ID}
-		if sql != lockUserSQL {
-			args = append(args, at)
-		}
-		_, err = tx.Exec(ctx, sql, args...)
-		require.NoError(t, err)
-	}
+	o.exec(t, lockUserSQL, "p", o.u.ID)
+	o.exec(t, disableUserSQL, "p", o.u.ID, at)
+	o.exec(t, revokeUserFamiliesSQL, "p", o.u.ID, at)
 
-	errc := make(chan error, 1)
-	go func() {
-		_, err := s.RotateRefresh(ctx, "p", f.ID, 0, store.RotateParams{Now: at, TTL: time.Hour})
-		errc <- err
-	}()
-	waitBlocked(t, rawConn(t, url), 1)
-	require.NoError(t, tx.Commit(ctx))
-	assert.ErrorIs(t, <-errc, store.ErrDisabled)
-	got, err := s.GetRefreshFamily(ctx, "p", f.ID)
+	err := o.then(t, func() error {
+		_, err := o.s.RotateRefresh(ctx, "p", f.ID, 0, store.RotateParams{Now: at, TTL: time.Hour})
+		return err
+	}, nil)
+	assert.ErrorIs(t, err, store.ErrDisabled)
+	got, err := o.s.GetRefreshFamily(ctx, "p", f.ID)
 	require.NoError(t, err)
 	assert.Equal(t, int64(0), got.Generation, "not rotated")
 }
@@ -118,26 +127,15 @@ func TestDisableUser_BeforeRotate(t *testing.T) {
 // revocation waits for it and then revokes the rotated family.
 func TestDisableUser_AfterRotate(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.NewDatabase(t)
-	s := openInternal(t, url)
-	u := seedUser(t, s, "p")
-	f := seedFamily(t, s, u)
-	r := rawConn(t, url)
-	tx, err := r.Begin(ctx)
-	require.NoError(t, err)
-	defer tx.Rollback(ctx)
+	o := newLockOrder(t)
+	f := seedFamily(t, o.s, o.u)
 	now := it0.Add(time.Second)
-	tag, err := tx.Exec(ctx, rotateFamilySQL, "p", f.ID, 0, now, now.Add(time.Hour))
-	require.NoError(t, err)
+	tag := o.exec(t, rotateFamilySQL, "p", f.ID, 0, now, now.Add(time.Hour))
 	require.EqualValues(t, 1, tag.RowsAffected())
 
 	at := it0.Add(time.Minute)
-	errc := make(chan error, 1)
-	go func() { errc <- s.DisableUser(ctx, "p", u.ID, at) }()
-	waitBlocked(t, rawConn(t, url), 1)
-	require.NoError(t, tx.Commit(ctx))
-	require.NoError(t, <-errc)
-	got, err := s.GetRefreshFamily(ctx, "p", f.ID)
+	require.NoError(t, o.then(t, func() error { return o.s.DisableUser(ctx, "p", o.u.ID, at) }, nil))
+	got, err := o.s.GetRefreshFamily(ctx, "p", f.ID)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), got.Generation, "the rotation committed first")
 	assert.True(t, got.RevokedAt.Equal(at), "and its family is revoked, got %v", got.RevokedAt)
