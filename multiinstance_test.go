@@ -42,13 +42,23 @@ func startInstance(t *testing.T, dbURL string, now func() time.Time) instance {
 
 // call sends one request over HTTP and returns the status and the body.
 func (in instance) call(t *testing.T, method, path, token, body string) (int, string) {
+	res, b := in.do(t, method, path, token, body)
+	if res == nil {
+		return 0, b
+	}
+	return res.StatusCode, b
+}
+
+// do sends one request over HTTP and returns the response (its body read
+// and closed) and the body; with no response, nil and the error.
+func (in instance) do(t *testing.T, method, path, token, body string) (*http.Response, string) {
 	var r io.Reader
 	if body != "" {
 		r = strings.NewReader(body)
 	}
 	req, err := http.NewRequest(method, in.url+path, r)
 	if err != nil {
-		return 0, err.Error()
+		return nil, err.Error()
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -58,11 +68,11 @@ func (in instance) call(t *testing.T, method, path, token, body string) (int, st
 	}
 	res, err := in.client.Do(req)
 	if err != nil {
-		return 0, err.Error()
+		return nil, err.Error()
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(b)
+	return res, string(b)
 }
 
 type tokenSet struct {

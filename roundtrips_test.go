@@ -265,3 +265,33 @@ func TestContacts_RefusedFromNextRequestAcrossHandles(t *testing.T) {
 		refused(t, ts.AccessToken, "retiring its signing key")
 	})
 }
+
+// TestContacts_StoreDownOnPostgres: when the database becomes unreachable
+// after a token is known (its request would be the one combined read), the
+// list is answered 503 unavailable with Retry-After, and nothing of a page.
+func TestContacts_StoreDownOnPostgres(t *testing.T) {
+	proxy, dbURL := newRoundTripCounter(t, pgtest.NewDatabase(t))
+	st, err := postgres.Open(t.Context(), dbURL, &postgres.Options{Logger: testLogger(t), MaxConns: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	lk, h := newPathLatchkey(t, st, &latchkey.Options{})
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	contract(t).WrapClient(hs.Client())
+	srv := instance{lk: lk, url: hs.URL, client: hs.Client()}
+	createContact(t, st, "default", "Secret Contact")
+	_, apiKey, err := lk.APIKeys().Create(t.Context(), "default", "down")
+	require.NoError(t, err)
+	for range 2 {
+		status, body := srv.call(t, "GET", "/v1/contacts", apiKey, "")
+		require.Equal(t, http.StatusOK, status, body)
+	}
+
+	proxy.stop()
+	res, body := srv.do(t, "GET", "/v1/contacts", apiKey, "")
+	require.NotNil(t, res, body)
+	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode, body)
+	require.Equal(t, "unavailable", codeOf(body))
+	require.NotEmpty(t, res.Header.Get("Retry-After"))
+	require.NotContains(t, body, "Secret Contact")
+}
