@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/requestid"
 	"github.com/latchkey-dev/latchkey/store"
@@ -107,9 +108,14 @@ func (l *Latchkey) entry(serve func(w http.ResponseWriter, r *http.Request, span
 		ctx, span := l.startSpan(r)
 		defer span.End()
 		if span.IsRecording() {
-			sw := &statusWriter{ResponseWriter: w}
-			defer sw.report(span)
-			w = sw
+			// An outer recorder (an access log's) already sees this
+			// response: read the status from it rather than wrap again.
+			rec, ok := w.(*httpapi.Recorder)
+			if !ok {
+				rec = httpapi.NewRecorder(w)
+				w = rec
+			}
+			defer reportStatus(span, rec)
 		}
 		ctx, ok := l.begin(ctx, w, r)
 		if !ok {

@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
 )
 
 // Attributes of a request's span (OpenTelemetry's HTTP semantic
@@ -45,37 +47,10 @@ func nameSpan(span trace.Span, method, pattern string) {
 	span.SetAttributes(attribute.String(attrRoute, route))
 }
 
-// statusWriter records the status of a response for its span.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer (the
-// revocation feed's long polls extend their write deadline through it).
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-// report records the response's status on span, and marks the span failed
-// for a 5xx answer.
-func (s *statusWriter) report(span trace.Span) {
-	status := s.status
-	if status == 0 {
-		status = http.StatusOK
-	}
+// reportStatus records the status of the response rec recorded on span,
+// and marks the span failed for a 5xx answer.
+func reportStatus(span trace.Span, rec *httpapi.Recorder) {
+	status := rec.Status()
 	span.SetAttributes(attribute.Int(attrStatus, status))
 	if status >= 500 {
 		span.SetStatus(codes.Error, http.StatusText(status))

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
 )
 
 // serverSpans returns the request spans among spans, leaving out the
@@ -94,6 +95,23 @@ func TestHandler_spans(t *testing.T) {
 			assert.NotContains(t, kv.Value.String(), "limit=")
 		}
 	}
+}
+
+// TestHandler_spanUnderRecorder: under an outer httpapi.Recorder (the
+// example server's access log), the span reads the status from it and
+// both see the answer's status.
+func TestHandler_spanUnderRecorder(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	lk := newLatchkey(t, openStore(t), &latchkey.Options{TracerProvider: tp})
+	outer := httpapi.NewRecorder(httptest.NewRecorder())
+	lk.Handler().ServeHTTP(outer, httptest.NewRequest("GET", "/v1/contacts", nil))
+	assert.Equal(t, http.StatusUnauthorized, outer.Status())
+	assert.NotZero(t, outer.Bytes())
+	spans := serverSpans(rec.Ended())
+	require.Len(t, spans, 1)
+	assert.Equal(t, int64(http.StatusUnauthorized), attrs(spans[0])["http.response.status_code"].AsInt64())
 }
 
 // TestProtect_span checks that a host's route behind Protect is traced too.

@@ -256,12 +256,9 @@ func healthHandler(inst *instance, logger *slog.Logger) http.Handler {
 func logRequests(logger *slog.Logger, limit *accessLimit, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
+		rec := httpapi.NewRecorder(w)
 		defer func() {
-			status := sw.status
-			if status == 0 {
-				status = http.StatusOK
-			}
+			status := rec.Status()
 			end := time.Now()
 			ok, unlogged := limit.admit(end, status)
 			if !ok {
@@ -271,7 +268,7 @@ func logRequests(logger *slog.Logger, limit *accessLimit, next http.Handler) htt
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.Int("status", status),
-				slog.Int64("bytes", sw.bytes),
+				slog.Int64("bytes", rec.Bytes()),
 				slog.Duration("duration", end.Sub(start)),
 				slog.String("remote", r.RemoteAddr),
 				slog.String("request_id", requestid.FromContext(r.Context())),
@@ -281,32 +278,6 @@ func logRequests(logger *slog.Logger, limit *accessLimit, next http.Handler) htt
 			}
 			logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 		}()
-		next.ServeHTTP(sw, r)
+		next.ServeHTTP(rec, r)
 	})
 }
-
-// statusWriter records the status and the number of body bytes written.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	n, err := s.ResponseWriter.Write(b)
-	s.bytes += int64(n)
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
