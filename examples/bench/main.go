@@ -269,13 +269,6 @@ func run(c config) error {
 		fmt.Printf("%-34s %10.0f %12s %16s\n", t.name, m.rps, m.lat, perRequest(m.cpu, m.rps, c.duration))
 	}
 	fmt.Println()
-	check := func(name string, ok bool, got, target string) {
-		mark := "ok  "
-		if !ok {
-			mark = "MISS"
-		}
-		fmt.Printf("%s %-34s %14s   target %s\n", mark, name, got, target)
-	}
 	check("page 1 / bare (API key)", p1Ratio >= 0.50, fmt.Sprintf("%.1f %%", 100*p1Ratio), ">= 50 %")
 	check("page 1 / bare (login token)", loginRatio >= 0.50, fmt.Sprintf("%.1f %%", 100*loginRatio), ">= 50 %")
 	check("deep page / page 1", deepRatio >= 0.9, fmt.Sprintf("%.2fx", deepRatio), ">= 0.90x")
@@ -599,6 +592,16 @@ type benchServer struct {
 	hdr      http.Header // page 1's headers
 	ready    time.Duration
 	logPath  string // the server's log
+}
+
+// check prints one target's line: ok or MISS, what it measures, the
+// figure reached and the target.
+func check(name string, ok bool, got, target string) {
+	mark := "ok  "
+	if !ok {
+		mark = "MISS"
+	}
+	fmt.Printf("%s %-34s %14s   target %s\n", mark, name, got, target)
 }
 
 // startServer starts `bin serve -addr ADDR args...` on a free address,

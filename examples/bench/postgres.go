@@ -214,13 +214,6 @@ func runPostgres(c config) error {
 		fmt.Printf("%-34s %10.0f %12s %14s %14s\n", t.name, m.rps, m.lat, perRequest(m.serverCPU, m.rps, c.duration), perRequest(m.postgresCPU, m.rps, c.duration))
 	}
 	fmt.Println()
-	check := func(name string, ok bool, got, target string) {
-		mark := "ok  "
-		if !ok {
-			mark = "MISS"
-		}
-		fmt.Printf("%s %-34s %14s   target %s\n", mark, name, got, target)
-	}
 	check("page 1 (API key) / bare", keyRatio >= 0.25, fmt.Sprintf("%.2fx", keyRatio), ">= 0.25x")
 	check("page 1 (login token) / bare", userRatio >= 0.25, fmt.Sprintf("%.2fx", userRatio), ">= 0.25x")
 	check("deep page / page 1", deepRatio >= 0.9, fmt.Sprintf("%.2fx", deepRatio), ">= 0.90x")

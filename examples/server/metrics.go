@@ -53,15 +53,7 @@ func startMetrics(addr string, logger *slog.Logger) (*metricsServer, error) {
 	m := &metricsServer{
 		provider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter)),
 		ln:       ln,
-		srv: &http.Server{
-			Handler:           mux,
-			ReadHeaderTimeout: readHeaderTimeout,
-			ReadTimeout:       readTimeout,
-			WriteTimeout:      writeTimeout,
-			IdleTimeout:       idleTimeout,
-			MaxHeaderBytes:    maxHeaderBytes,
-			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		},
+		srv:      newHTTPServer(mux, logger),
 	}
 	go func() {
 		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -30,6 +30,20 @@ const (
 	maxHeaderBytes    = 64 << 10
 )
 
+// newHTTPServer returns a server of h with the limits above, logging its
+// own errors (bad requests, TLS handshakes) to logger at Warn.
+func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
 // cmdServe serves every project of the store until ctx ends (SIGINT or
 // SIGTERM), then finishes in-flight requests and closes the store.
 func cmdServe(ctx context.Context, env *env, args []string) error {
@@ -119,15 +133,7 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	}
 
 	access := &accessLimit{rate: int64(*accessLogRate)}
-	srv := &http.Server{
-		Handler:           newRootHandler(inst, logger, access),
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	srv := newHTTPServer(newRootHandler(inst, logger, access), logger)
 	// Long polls of the revocation feed answer at once when shutting down.
 	srv.RegisterOnShutdown(func() { _ = inst.lk.Close() })
 	_ = sink.Flush() // the demo's banner, before the listening line
