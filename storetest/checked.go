@@ -23,21 +23,6 @@ func checkedListCases() []testCase {
 	}
 }
 
-// isCheckedLister reports whether s offers the capability.
-func isCheckedLister(s store.Store) bool {
-	_, ok := s.(store.CheckedContactLister)
-	return ok
-}
-
-// checkedLister returns s's CheckedContactLister; the cases run only for
-// stores that have one.
-func checkedLister(t *testing.T, s any) store.CheckedContactLister {
-	t.Helper()
-	cl, ok := s.(store.CheckedContactLister)
-	require.Truef(t, ok, "%T does not implement store.CheckedContactLister", s)
-	return cl
-}
-
 // tokenFixture is a project with a signing key, an API key, a user with a
 // session, and contacts.
 type tokenFixture struct {
@@ -105,7 +90,7 @@ func wantRecords(t *testing.T, s store.Store, project string, ids store.TokenRec
 // The records come back whole, as their Get methods return them, and the
 // page is ListContacts' page: the first one and one after a cursor.
 func testCheckedRecordsAndPage(t *testing.T, s store.Store) {
-	cl := checkedLister(t, s)
+	cl := capability[store.CheckedContactLister](t, s)
 	f := mustTokenFixture(t, s, projA, 5)
 	mustTokenFixture(t, s, projB, 2) // the same record ids in another project
 	ctx := t.Context()
@@ -138,7 +123,7 @@ func testCheckedRecordsAndPage(t *testing.T, s store.Store) {
 // Records not asked for, missing, or of another project are nil; the page
 // is read all the same, also for a project without contacts.
 func testCheckedMissing(t *testing.T, s store.Store) {
-	cl := checkedLister(t, s)
+	cl := capability[store.CheckedContactLister](t, s)
 	f := mustTokenFixture(t, s, projA, 3)
 	mustProject(t, s, projB)
 	for _, c := range []struct {
@@ -169,7 +154,7 @@ func testCheckedSeesWrites(t *testing.T, s store.Store) {
 
 // checkedSeesWrites writes through w and reads through r.
 func checkedSeesWrites(t *testing.T, w, r store.Store) {
-	cl := checkedLister(t, r)
+	cl := capability[store.CheckedContactLister](t, r)
 	ctx := t.Context()
 	f := mustTokenFixture(t, w, projA, 1)
 	mustSigningKey(t, w, projA, "sk_newer", base.Add(time.Hour)) // so sk_checked may retire
@@ -204,7 +189,7 @@ func checkedSeesWrites(t *testing.T, w, r store.Store) {
 
 // Bad arguments are refused with ErrInvalid, as ListContacts refuses them.
 func testCheckedInvalid(t *testing.T, s store.Store) {
-	cl := checkedLister(t, s)
+	cl := capability[store.CheckedContactLister](t, s)
 	f := mustTokenFixture(t, s, projA, 1)
 	for _, c := range []struct {
 		name    string

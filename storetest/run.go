@@ -55,7 +55,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	if _, ok := newStore(t).(store.ChangeVersioner); ok {
 		groups = append(groups, group{"ChangeVersion", changeVersionCases()})
 	}
-	if isCheckedLister(newStore(t)) {
+	if implements[store.CheckedContactLister](newStore(t)) {
 		groups = append(groups, group{"CheckedContacts", checkedListCases()})
 	}
 	runGroups(t, newStore, groups)
@@ -84,10 +84,10 @@ func RunConcurrency(t *testing.T, newStore func(t *testing.T) store.Store) {
 func RunShared(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 	t.Helper()
 	cases := sharedCases()
-	if a, _ := open(t); isChangeVersioner(a) {
+	if a, _ := open(t); implements[store.ChangeVersioner](a) {
 		cases = append(cases, sharedCase{"ChangeVersion/OtherHandleWrite", testSharedChangeVersion})
 	}
-	if a, _ := open(t); isCheckedLister(a) {
+	if a, _ := open(t); implements[store.CheckedContactLister](a) {
 		cases = append(cases, sharedCase{"CheckedContacts/OtherHandleWrite", testSharedChecked})
 	}
 	for _, c := range cases {
@@ -112,4 +112,20 @@ func runGroups(t *testing.T, newStore func(t *testing.T) store.Store, groups []g
 			}
 		})
 	}
+}
+
+// implements reports whether s offers the optional capability C (an
+// interface of package store beyond store.Store).
+func implements[C any](s any) bool {
+	_, ok := s.(C)
+	return ok
+}
+
+// capability returns s as the optional capability C; a case of C runs only
+// for stores that have it.
+func capability[C any](t *testing.T, s any) C {
+	t.Helper()
+	c, ok := s.(C)
+	require.Truef(t, ok, "%T does not implement %T", s, (*C)(nil))
+	return c
 }

@@ -22,21 +22,6 @@ func changeVersionCases() []testCase {
 	}
 }
 
-// isChangeVersioner reports whether s offers the capability.
-func isChangeVersioner(s store.Store) bool {
-	_, ok := s.(store.ChangeVersioner)
-	return ok
-}
-
-// versioner returns s's ChangeVersioner; the cases run only for stores
-// that have one.
-func versioner(t *testing.T, s any) store.ChangeVersioner {
-	t.Helper()
-	cv, ok := s.(store.ChangeVersioner)
-	require.Truef(t, ok, "%T does not implement store.ChangeVersioner", s)
-	return cv
-}
-
 func changeVersion(t *testing.T, cv store.ChangeVersioner, what string) uint64 {
 	t.Helper()
 	v, err := cv.ChangeVersion(t.Context())
@@ -46,7 +31,7 @@ func changeVersion(t *testing.T, cv store.ChangeVersioner, what string) uint64 {
 
 // Reads do not change the version, nor does time.
 func testChangeVersionUnchanged(t *testing.T, s store.Store) {
-	cv := versioner(t, s)
+	cv := capability[store.ChangeVersioner](t, s)
 	mustProject(t, s, projA)
 	mustAPIKey(t, s, projA, "key_v", base)
 	v1 := changeVersion(t, cv, "after the writes")
@@ -62,7 +47,7 @@ func testChangeVersionUnchanged(t *testing.T, s store.Store) {
 // Every kind of write through the handle, once returned, gives a version
 // different from every earlier one.
 func testChangeVersionChanges(t *testing.T, s store.Store) {
-	cv := versioner(t, s)
+	cv := capability[store.ChangeVersioner](t, s)
 	ctx := t.Context()
 	seen := map[uint64]string{changeVersion(t, cv, "at start"): "start"}
 	step := func(name string, err error) {
@@ -101,8 +86,8 @@ func testChangeVersionChanges(t *testing.T, s store.Store) {
 // A write through one handle changes the version the other handle reports,
 // and only a write does.
 func testSharedChangeVersion(t *testing.T, a, b store.Store) {
-	cva := versioner(t, a)
-	cvb := versioner(t, b)
+	cva := capability[store.ChangeVersioner](t, a)
+	cvb := capability[store.ChangeVersioner](t, b)
 	ctx := t.Context()
 	mustProject(t, a, projA)
 	mustAPIKey(t, a, projA, "key_v", base)
