@@ -147,11 +147,11 @@ func (pc *pendingCheck) decideWith(ctx context.Context, recs store.TokenRecords)
 // allows refuses the token unless recs allow it at pc.now.
 func (pc *pendingCheck) allows(ctx context.Context, recs store.TokenRecords) error {
 	c := pc.claims
-	switch sk := recs.SigningKey; {
-	case sk == nil:
-		return wrongProject("unknown kid")
-	case sk.Retired():
-		return retired("retired signing key")
+	if recs.SigningKey == nil {
+		return unknownKid()
+	}
+	if _, err := signingRecordOf(*recs.SigningKey, 0).key(); err != nil {
+		return err
 	}
 	switch c.Kind() {
 	case KindUser:
@@ -159,15 +159,14 @@ func (pc *pendingCheck) allows(ctx context.Context, recs store.TokenRecords) err
 			return nil
 		}
 		if recs.Session == nil {
-			return revoked("unknown session")
+			return unknownSession()
 		}
 		return sessionRecord{family: *recs.Session}.allows(c, pc.now)
 	case KindAPIKey:
 		if recs.APIKey == nil {
-			return revoked("unknown API key")
+			return unknownAPIKey()
 		}
-		r := apiKeyRecord{revoked: recs.APIKey.Revoked(), lastUsed: recs.APIKey.LastUsedAt}
-		return pc.v.useAPIKey(ctx, recordKey{pc.project, c.Subject}, r, pc.now, true)
+		return pc.v.useAPIKey(ctx, recordKey{pc.project, c.Subject}, apiKeyRecordOf(*recs.APIKey, 0), pc.now, true)
 	}
 	return nil
 }

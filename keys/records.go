@@ -32,6 +32,22 @@ type sessionRecord struct {
 	family store.RefreshFamily
 }
 
+// signingRecordOf is the record of k, read at change version tag.
+func signingRecordOf(k store.SigningKey, tag uint64) signingRecord {
+	return signingRecord{tag: tag, pub: ed25519.PublicKey(k.PublicKey), retired: k.Retired()}
+}
+
+// apiKeyRecordOf is the record of k, read at change version tag.
+func apiKeyRecordOf(k store.APIKey, tag uint64) apiKeyRecord {
+	return apiKeyRecord{tag: tag, revoked: k.Revoked(), lastUsed: k.LastUsedAt}
+}
+
+// The refusals of a token whose record does not exist (never created, of
+// another project, or pruned).
+func unknownKid() error     { return wrongProject("unknown kid") }
+func unknownAPIKey() error  { return revoked("unknown API key") }
+func unknownSession() error { return revoked("unknown session") }
+
 // recordCache is a bounded map of store records, each tagged with the
 // store's change version read before the record was (see
 // store.ChangeVersioner). A record is used only while the store still

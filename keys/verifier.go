@@ -264,14 +264,14 @@ func (v *Verifier) signingKey(ctx context.Context, projectID, kid string, rv *re
 	rec, err := v.st.GetSigningKey(ctx, projectID, kid)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-			return nil, wrongProject("unknown kid")
+			return nil, unknownKid()
 		}
 		return nil, fmt.Errorf("keys: verify: %w", err)
 	}
 	if len(rec.PublicKey) != ed25519.PublicKeySize {
 		return nil, fmt.Errorf("keys: verify: signing key %s has a %d-byte public key", kid, len(rec.PublicKey))
 	}
-	r := signingRecord{tag: ver, pub: ed25519.PublicKey(rec.PublicKey), retired: rec.Retired()}
+	r := signingRecordOf(rec, ver)
 	if versioned {
 		// Kept beyond this call: own the bytes.
 		r.pub = slices.Clone(r.pub)
@@ -303,11 +303,11 @@ func (v *Verifier) checkAPIKey(ctx context.Context, projectID, id string, now ti
 		rec, err := v.st.GetAPIKey(ctx, projectID, id)
 		if err != nil {
 			if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-				return revoked("unknown API key")
+				return unknownAPIKey()
 			}
 			return fmt.Errorf("keys: verify: %w", err)
 		}
-		r = apiKeyRecord{tag: ver, revoked: rec.Revoked(), lastUsed: rec.LastUsedAt}
+		r = apiKeyRecordOf(rec, ver)
 		if versioned {
 			v.keyRecs.put(k, r)
 		}
@@ -346,7 +346,7 @@ func (v *Verifier) checkSession(ctx context.Context, projectID string, c *Claims
 		f, err := v.st.GetRefreshFamily(ctx, projectID, c.SessionID)
 		if err != nil {
 			if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-				return revoked("unknown session")
+				return unknownSession()
 			}
 			return fmt.Errorf("keys: verify: %w", err)
 		}
