@@ -124,15 +124,12 @@ func (c *roundTripCounter) stop() {
 	c.wg.Wait()
 }
 
-// TestContacts_OneRoundTripOnPostgres counts the database round trips of
-// GET /v1/contacts on PostgreSQL: once the token is known to the verifier
-// (its second request on), a request with an API key or with a login token
-// costs exactly one, the statement that reads the token's records with the
-// page, for the first page and for a page after a cursor alike.
-func TestContacts_OneRoundTripOnPostgres(t *testing.T) {
+// behindCounter starts a Latchkey API server on a new PostgreSQL database
+// reached through a roundTripCounter, with a pool of one connection (each
+// statement is prepared once, on it, during a test's warm-up requests).
+func behindCounter(t *testing.T) (*roundTripCounter, *postgres.Store, instance) {
+	t.Helper()
 	counter, dbURL := newRoundTripCounter(t, pgtest.NewDatabase(t))
-	// One connection: each statement is prepared once, on it, during the
-	// warm-up requests.
 	st, err := postgres.Open(t.Context(), dbURL, &postgres.Options{Logger: testLogger(t), MaxConns: 1})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
@@ -140,7 +137,17 @@ func TestContacts_OneRoundTripOnPostgres(t *testing.T) {
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	contract(t).WrapClient(hs.Client())
-	srv := instance{lk: lk, url: hs.URL, client: hs.Client()}
+	return counter, st, instance{lk: lk, url: hs.URL, client: hs.Client()}
+}
+
+// TestContacts_OneRoundTripOnPostgres counts the database round trips of
+// GET /v1/contacts on PostgreSQL: once the token is known to the verifier
+// (its second request on), a request with an API key or with a login token
+// costs exactly one, the statement that reads the token's records with the
+// page, for the first page and for a page after a cursor alike.
+func TestContacts_OneRoundTripOnPostgres(t *testing.T) {
+	counter, st, srv := behindCounter(t)
+	lk := srv.lk
 	ctx := t.Context()
 	for i := range 30 {
 		createContact(t, st, "default", "Contact "+string(rune('A'+i)))
@@ -270,17 +277,9 @@ func TestContacts_RefusedFromNextRequestAcrossHandles(t *testing.T) {
 // after a token is known (its request would be the one combined read), the
 // list is answered 503 unavailable with Retry-After, and nothing of a page.
 func TestContacts_StoreDownOnPostgres(t *testing.T) {
-	proxy, dbURL := newRoundTripCounter(t, pgtest.NewDatabase(t))
-	st, err := postgres.Open(t.Context(), dbURL, &postgres.Options{Logger: testLogger(t), MaxConns: 1})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	lk, h := newPathLatchkey(t, st, &latchkey.Options{})
-	hs := httptest.NewServer(h)
-	t.Cleanup(hs.Close)
-	contract(t).WrapClient(hs.Client())
-	srv := instance{lk: lk, url: hs.URL, client: hs.Client()}
+	proxy, st, srv := behindCounter(t)
 	createContact(t, st, "default", "Secret Contact")
-	_, apiKey, err := lk.APIKeys().Create(t.Context(), "default", "down")
+	_, apiKey, err := srv.lk.APIKeys().Create(t.Context(), "default", "down")
 	require.NoError(t, err)
 	for range 2 {
 		status, body := srv.call(t, "GET", "/v1/contacts", apiKey, "")
