@@ -10,6 +10,7 @@ package telemetry
 
 import (
 	"context"
+	"strings"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -80,12 +81,7 @@ func (c Counter) Add(ctx context.Context, value string) {
 
 // unitOf is the UCUM annotation of a counter: its name's last word.
 func unitOf(name string) string {
-	for i := len(name) - 1; i >= 0; i-- {
-		if name[i] == '.' {
-			return name[i+1:]
-		}
-	}
-	return name
+	return name[strings.LastIndexByte(name, '.')+1:]
 }
 
 // The revocations counter: every instance reports to the same stream.
