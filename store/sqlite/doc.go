@@ -32,7 +32,7 @@
 // starts a fresh snapshot, so a revocation committed by one process is seen by
 // the next read of every other. Within one process writes go through a single
 // connection and reads through a pool of [Options.MaxOpenConns] read-only
-// connections (sqlitex.Pool). Every connection is used by one goroutine at a
+// connections. Every connection is used by one goroutine at a
 // time and opened without SQLite's connection mutex (see conns.go).
 //
 // A database that cannot be used gives errors matching
@@ -46,12 +46,17 @@
 //
 // [Store.ChangeVersion] implements [store.ChangeVersioner], which lets a
 // caller (the token verifier) keep records while nothing was committed. A
-// file database answers from PRAGMA data_version on one more read-only
-// connection, opened at Open, pinned and used for nothing else: SQLite
-// changes the value whenever another connection, of this process (the writer)
-// or of another process, has committed. It reads no table. A ":memory:"
-// database, which has one connection and no other handle, counts its own
-// write transactions instead.
+// file database answers from PRAGMA data_version, which SQLite changes
+// whenever another connection, of this process (the writer) or of another
+// process, has committed. Each call reads it on the read-only connection it
+// takes from the pool; while that value is unchanged since the connection's
+// previous call, the call returns what that call returned. After a commit,
+// each connection's next call reads the value of one more read-only
+// connection, opened at Open, pinned and used for nothing else, so that
+// every value comes from one counter and calls with no commit between them
+// agree. It reads no table, and concurrent calls wait for each other only
+// after a commit. A ":memory:" database, which has one connection and no
+// other handle, counts its own write transactions instead.
 //
 // [Store.WatchRevocations] implements [store.RevocationWatcher] on the same
 // version: while at least one caller waits, one goroutine reads it every

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +25,14 @@ const MemoryPath = ":memory:"
 // connection or process when Options.BusyTimeout is zero.
 const DefaultBusyTimeout = 5 * time.Second
 
+// DefaultMaxOpenConns is the number of read-only connections of a file
+// database when Options.MaxOpenConns is zero. A read that finds every
+// reader taken waits for one, and under concurrent requests those waits
+// cost more than the connections' memory (each keeps a page cache of what
+// it read, emptied whenever another connection commits): enough readers
+// that a server's concurrent requests rarely wait is the cheaper side.
+const DefaultMaxOpenConns = 16
+
 // Options tunes a Store. A nil *Options and every zero field mean the
 // documented default.
 type Options struct {
@@ -42,7 +49,7 @@ type Options struct {
 	// MaxOpenConns is the number of read-only connections of a file
 	// database, all opened at Open. Writes always use one more,
 	// dedicated connection, and ChangeVersion another. Zero means
-	// max(4, GOMAXPROCS). It is ignored for ":memory:", which uses exactly
+	// DefaultMaxOpenConns. It is ignored for ":memory:", which uses exactly
 	// one connection.
 	MaxOpenConns int
 }
@@ -119,14 +126,14 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		}
 		n := opts.MaxOpenConns
 		if n == 0 {
-			n = max(4, runtime.GOMAXPROCS(0))
+			n = DefaultMaxOpenConns
 		}
 		readers, err := cc.openReaders(uri, n)
 		if err != nil {
 			_ = w.Close()
 			return nil, wrap("open "+path, err)
 		}
-		ver, err := cc.openVersioner(uri)
+		ver, err := cc.openVersioner(uri, readers)
 		if err != nil {
 			_ = newConnPool(readers...).close()
 			_ = w.Close()

@@ -19,20 +19,35 @@ const dataVersionSQL = `PRAGMA data_version`
 
 // versioner implements ChangeVersion.
 //
-// A file database answers with PRAGMA data_version, read on one dedicated
-// read-only connection that is opened at Open, kept for the life of the
-// Store and never used for anything else. SQLite changes the value a
-// connection reads whenever another connection (of this process, such as
-// the Store's own writer connection, or of another process) has committed
-// since that connection's previous read; the dedicated connection never
-// writes, so every commit counts. The pragma reads only the WAL index
-// header: no table, no page of the database, and the statement is reset
-// after each read, so the connection holds no snapshot.
+// A file database answers with PRAGMA data_version, in two steps:
 //
-// data_version is 32 bits wide; wraps are counted in epoch so that values
-// never repeat. The connection is never replaced (a new one would start
-// counting again): if it fails, ChangeVersion keeps failing and callers read
-// the store instead.
+//   - The shared version is read on one dedicated read-only connection that
+//     is opened at Open, kept for the life of the Store and never used for
+//     anything else. SQLite changes the value a connection reads whenever
+//     another connection (of this process, such as the Store's own writer
+//     connection, or of another process) has committed since that
+//     connection's previous read; the dedicated connection never writes, so
+//     every commit counts. The pragma reads only the WAL index header: no
+//     table, no page of the database, and the statement is reset after each
+//     read, so the connection holds no snapshot. Reads of it are serialized
+//     by mu.
+//   - Each call first reads data_version on the read-only connection it
+//     takes from the pool, which changes by the same rule. When that value
+//     is the one the connection read at its previous call, nothing was
+//     committed since that call's read began, and the shared version that
+//     call returned (read after its own read of the connection) is still
+//     current: it is returned without touching the dedicated connection.
+//     Otherwise the call reads the shared version and notes both values for
+//     the connection. So after a commit each reader goes to the dedicated
+//     connection once; while nothing is committed, concurrent calls wait for
+//     no one but the pool, and every value comes from the one dedicated
+//     connection, so calls with no commit between them agree whichever
+//     reader they took.
+//
+// data_version is 32 bits wide; wraps of the shared one are counted in epoch
+// so that values never repeat. The dedicated connection is never replaced (a
+// new one would start counting again): if it fails, ChangeVersion keeps
+// failing and callers read the store instead.
 //
 // A ":memory:" database has one connection, which is also the writer, and no
 // other handle: data_version would not see its commits. It answers with
@@ -45,12 +60,27 @@ type versioner struct {
 	epoch uint64
 	seen  bool
 
+	// readers holds what each read-only connection of the pool saw at its
+	// previous call. The map is filled at Open and not changed after; an
+	// entry is used only by the caller holding its connection.
+	readers map[*sqlite.Conn]*readerVersion
+
 	commits atomic.Uint64 // ":memory:" only
 	closed  atomic.Bool
 }
 
+// readerVersion is what one read-only connection saw at its previous call of
+// ChangeVersion: its own data_version and the shared version read after it.
+type readerVersion struct {
+	dv     int64
+	shared uint64
+	ok     bool // set by the first call
+}
+
 // openVersioner opens the dedicated connection of the database file at uri.
-func (cc connConfig) openVersioner(uri string) (*versioner, error) {
+// readers are the pool's read-only connections, whose values the versioner
+// notes (see versioner).
+func (cc connConfig) openVersioner(uri string, readers []*sqlite.Conn) (*versioner, error) {
 	conn, err := cc.openConn(uri, sqlite.OpenReadWrite|sqlite.OpenURI, true)
 	if err != nil {
 		return nil, err
@@ -60,17 +90,22 @@ func (cc connConfig) openVersioner(uri string) (*versioner, error) {
 		_ = conn.Close()
 		return nil, err
 	}
-	return &versioner{conn: conn, stmt: stmt}, nil
+	v := &versioner{conn: conn, stmt: stmt, readers: make(map[*sqlite.Conn]*readerVersion, len(readers))}
+	for _, r := range readers {
+		v.readers[r] = &readerVersion{}
+	}
+	return v, nil
 }
 
-// read returns the connection's data_version.
-func (v *versioner) read() (int64, error) {
-	ok, err := v.stmt.Step()
+// dataVersion returns the data_version of conn, read by stmt, which is
+// prepared on conn.
+func dataVersion(stmt *sqlite.Stmt) (int64, error) {
+	ok, err := stmt.Step()
 	if err != nil {
 		return 0, err
 	}
-	n := v.stmt.ColumnInt64(0)
-	if err := v.stmt.Reset(); err != nil {
+	n := stmt.ColumnInt64(0)
+	if err := stmt.Reset(); err != nil {
 		return 0, err
 	}
 	if !ok {
@@ -102,7 +137,8 @@ func (v *versioner) close() error {
 // value of this Store whenever any handle on the database, in any process,
 // committed a write after the earlier call returned, and equal values mean
 // no commit in between. It reads no table (a file database answers from
-// PRAGMA data_version on a dedicated connection; see versioner).
+// PRAGMA data_version on a reader and, after a commit, on a dedicated
+// connection; see versioner).
 func (s *Store) ChangeVersion(ctx context.Context) (uint64, error) {
 	v := s.version
 	if v.closed.Load() {
@@ -111,17 +147,49 @@ func (s *Store) ChangeVersion(ctx context.Context) (uint64, error) {
 	if v.conn == nil {
 		return v.commits.Load(), nil
 	}
+	var ver uint64
+	err := s.read(ctx, func(conn *sqlite.Conn) error {
+		stmt, err := conn.Prepare(dataVersionSQL)
+		if err != nil {
+			return err
+		}
+		dv, err := dataVersion(stmt)
+		if err != nil {
+			return err
+		}
+		rv := v.readers[conn]
+		if rv.ok && rv.dv == dv {
+			ver = rv.shared
+			return nil
+		}
+		// The shared version is read after the reader's: it covers every
+		// commit the reader's value does.
+		ver, err = v.shared(ctx)
+		if err != nil {
+			return err
+		}
+		*rv = readerVersion{dv: dv, shared: ver, ok: true}
+		return nil
+	})
+	if err != nil {
+		return 0, wrap("change version", err)
+	}
+	return ver, nil
+}
+
+// shared reads the version of the dedicated connection.
+func (v *versioner) shared(ctx context.Context) (uint64, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("sqlite: change version: %w", err)
+		return 0, err
 	}
 	if v.closed.Load() {
-		return 0, fmt.Errorf("sqlite: change version: %w", errClosed)
+		return 0, errClosed
 	}
-	dv, err := v.read()
+	dv, err := dataVersion(v.stmt)
 	if err != nil {
-		return 0, wrap("change version", err)
+		return 0, err
 	}
 	cur := uint32(dv)
 	if v.seen && cur < v.last {

@@ -114,3 +114,42 @@ func TestChangeVersion_FailsAfterClose(t *testing.T) {
 		require.Error(t, err, path)
 	}
 }
+
+// TestChangeVersion_ReaderReuse: calls that take the same read-only
+// connection again, with no commit in between, agree without reading the
+// shared version; a commit through another handle of the file (another
+// process's Store) or through a connection that is no Store at all (an
+// operator's sqlite3 shell) changes the value the next call on that
+// connection returns.
+func TestChangeVersion_ReaderReuse(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v.db")
+	s := openFile(t, path, &Options{MaxOpenConns: 1})
+	other := openFile(t, path, nil)
+	ctx := t.Context()
+	version := func() uint64 {
+		t.Helper()
+		v, err := s.ChangeVersion(ctx)
+		require.NoError(t, err)
+		return v
+	}
+	seen := map[uint64]string{}
+	step := func(what string) uint64 {
+		t.Helper()
+		v := version()
+		prev, ok := seen[v]
+		require.Falsef(t, ok, "after %s, ChangeVersion() = %d, its value after %s", what, v, prev)
+		seen[v] = what
+		require.Equalf(t, v, version(), "a second call after %s, with no commit between", what)
+		return v
+	}
+	step("Open")
+	require.NoError(t, other.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
+	step("a commit by another Store")
+	raw, err := sqlite.OpenConn(path, sqlite.OpenReadWrite)
+	require.NoError(t, err)
+	defer raw.Close()
+	require.NoError(t, sqlitex.ExecuteTransient(raw, "UPDATE projects SET created_at = created_at + 1", nil))
+	step("a commit by a connection of no Store")
+	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "q", CreatedAt: time.Now()}))
+	step("a commit by the Store itself")
+}
