@@ -88,11 +88,11 @@ func (l *Latchkey) Protect(next http.Handler) http.Handler {
 
 // listAuth returns next, a list handler reading through
 // Verifier.CheckedContacts, behind the bearer check: DeferredMiddleware when
-// the store reads a page with the token's records in one call
-// (store.CheckedContactLister), else Middleware, since holding the answer
-// for a separate check would only add work.
+// the store reads a page with the token's records, or with the version they
+// are kept at, in one call (Verifier.CombinesReads), else Middleware, since
+// holding the answer for a separate check would only add work.
 func (l *Latchkey) listAuth(next http.Handler) http.Handler {
-	if _, ok := l.st.(store.CheckedContactLister); ok {
+	if l.verifier.CombinesReads(l.st) {
 		return l.verifier.DeferredMiddleware(next)
 	}
 	return l.verifier.Middleware(next)

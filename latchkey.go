@@ -233,7 +233,8 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	l.mux, l.allow = newMux(l.routes(parts{
 		identity: ident,
 		// Behind listAuth (routes.go): on a store that reads a page with
-		// the token's records (PostgreSQL), one call each.
+		// the token's records (PostgreSQL) or with the version the
+		// verifier keeps them at (SQLite), one call each.
 		contacts: contacts.NewHandler(l.verifier.CheckedContacts(st), &contacts.Options{Logger: o.Logger}),
 	}))
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/latchkey-dev/latchkey"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/store/sqlite"
 )
 
 // serverSpans returns the request spans among spans, leaving out the
@@ -170,4 +172,41 @@ func TestHandler_storeSpans(t *testing.T) {
 	}
 	assert.Contains(t, names, "store.ListContacts")
 	assert.Contains(t, names, "store.GetAPIKey")
+}
+
+// TestContacts_oneStoreReadOnSQLite: on a SQLite file, an authenticated
+// list whose token the verifier knows makes one store read, traced as such:
+// the page with the change version (ListContactsVersioned), with the
+// records the verifier keeps at that version. (The change signal itself is
+// not traced; the keys package counts it.)
+func TestContacts_oneStoreReadOnSQLite(t *testing.T) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "l.db"), &sqlite.Options{Logger: testLogger(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	lk := newLatchkey(t, st, &latchkey.Options{TracerProvider: tp})
+	_, token, err := lk.APIKeys().Create(context.Background(), "default", "svc")
+	require.NoError(t, err)
+	get := func() []string {
+		t.Helper()
+		before := len(rec.Ended())
+		req := httptest.NewRequest("GET", "/v1/contacts?limit=5", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		w := httptest.NewRecorder()
+		lk.Handler().ServeHTTP(w, req)
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		var names []string
+		for _, s := range rec.Ended()[before:] {
+			if s.SpanKind() == trace.SpanKindClient {
+				names = append(names, s.Name())
+			}
+		}
+		return names
+	}
+	for range 3 { // the first use reads the records, and may touch the key
+		get()
+	}
+	assert.Equal(t, []string{"store.ListContactsVersioned"}, get())
 }

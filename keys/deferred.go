@@ -6,6 +6,7 @@ import (
 	"errors"
 	"maps"
 	"net/http"
+	"reflect"
 	"sync"
 	"time"
 
@@ -117,13 +118,19 @@ func (pc *pendingCheck) decided() bool {
 // decide decides the check, if it is not yet, by reading the records from
 // the store, and returns the decision.
 func (pc *pendingCheck) decide(ctx context.Context) error {
+	return pc.decideAt(ctx, &requestVersion{})
+}
+
+// decideAt is decide with the request's change version in rv: records
+// kept at that version are used, the others read from the store. An empty
+// rv reads the version first, as Verify does.
+func (pc *pendingCheck) decideAt(ctx context.Context, rv *requestVersion) error {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	if !pc.done {
-		var rv requestVersion
-		_, err := pc.v.signingKey(ctx, pc.project, pc.claims.KeyID, &rv)
+		_, err := pc.v.signingKey(ctx, pc.project, pc.claims.KeyID, rv)
 		if err == nil {
-			err = pc.v.checkRecords(ctx, pc.project, pc.claims, pc.now, true, &rv)
+			err = pc.v.checkRecords(ctx, pc.project, pc.claims, pc.now, true, rv)
 		}
 		pc.done, pc.err = true, err
 		pc.v.metrics.verified(ctx, true, err)
@@ -242,31 +249,91 @@ func (g *guardedWriter) Flush() {
 }
 
 // CheckedContacts returns st for a handler behind
-// [Verifier.DeferredMiddleware]. When st implements
-// [store.CheckedContactLister] and the request's token check is pending,
-// its ListContacts reads the page and the token's records in one call
-// (ListContactsChecked) and decides the check from those records: a
-// refused token gets an error (a 401 answer, which DeferredMiddleware
+// [Verifier.DeferredMiddleware]. When the request's token check is pending,
+// its ListContacts decides the check with the page, in one store call:
+//
+//   - when st implements [store.CheckedContactLister] (PostgreSQL), it reads
+//     the page and the token's records (ListContactsChecked) and decides
+//     from those records;
+//   - else, when st implements [store.VersionedContactLister] (SQLite) and
+//     is the store the Verifier reads, it reads the page and the change
+//     version (ListContactsVersioned) and decides from the records the
+//     Verifier keeps at that version, reading only those it does not.
+//
+// A refused token gets an error (a 401 answer, which DeferredMiddleware
 // replaces by its own) and no page. In every other case it is st's
-// ListContacts. When st does not implement the capability, CheckedContacts
+// ListContacts. When st implements neither capability, CheckedContacts
 // returns st itself.
 func (v *Verifier) CheckedContacts(st store.ContactStore) store.ContactStore {
-	cl, ok := st.(store.CheckedContactLister)
-	if !ok {
-		return st
+	if cl, ok := st.(store.CheckedContactLister); ok {
+		return checkedContacts{ContactStore: st, cl: cl}
 	}
-	return checkedContacts{ContactStore: st, cl: cl}
+	if vl, ok := v.versioned(st); ok {
+		return versionedContacts{ContactStore: st, vl: vl}
+	}
+	return st
 }
 
-// checkedContacts is the store CheckedContacts returns.
+// CombinesReads reports whether CheckedContacts(st) reads a pending check's
+// records, or the version they are kept at, with the page in one store
+// call: then DeferredMiddleware is the middleware for a handler listing
+// through it. Otherwise holding the answer for a separate check would only
+// add work, and Middleware is.
+func (v *Verifier) CombinesReads(st store.ContactStore) bool {
+	if _, ok := st.(store.CheckedContactLister); ok {
+		return true
+	}
+	_, ok := v.versioned(st)
+	return ok
+}
+
+// versioned returns st as a VersionedContactLister when it is one and is the
+// store whose change versions tag the Verifier's records: another store's
+// versions say nothing about them.
+func (v *Verifier) versioned(st store.ContactStore) (store.VersionedContactLister, bool) {
+	vl, ok := st.(store.VersionedContactLister)
+	if !ok || v.versioner == nil || !sameValue(vl, v.versioner) {
+		return nil, false
+	}
+	return vl, true
+}
+
+// sameValue reports whether a and b hold one value of one type. Values that
+// cannot be compared are not the same.
+func sameValue(a, b any) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	return va.IsValid() && vb.IsValid() && va.Type() == vb.Type() &&
+		va.Comparable() && vb.Comparable() && va.Equal(vb)
+}
+
+// pendingOf returns the request's pending check for projectID, or nil when
+// there is none to decide.
+func pendingOf(ctx context.Context, projectID string) *pendingCheck {
+	pc, _ := ctx.Value(pendingKey{}).(*pendingCheck)
+	if pc == nil || pc.project != projectID || pc.decided() {
+		return nil
+	}
+	return pc
+}
+
+// refusal is the error of a list whose token a decision refused.
+func refusal(err error) error {
+	if errors.Is(err, ErrInvalidToken) {
+		return problem.Unauthorized(true).WithCause(err)
+	}
+	return err
+}
+
+// checkedContacts is the store CheckedContacts returns for a
+// CheckedContactLister.
 type checkedContacts struct {
 	store.ContactStore
 	cl store.CheckedContactLister
 }
 
 func (s checkedContacts) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
-	pc, _ := ctx.Value(pendingKey{}).(*pendingCheck)
-	if pc == nil || pc.project != projectID || pc.decided() {
+	pc := pendingOf(ctx, projectID)
+	if pc == nil {
 		return s.ContactStore.ListContacts(ctx, projectID, req)
 	}
 	recs, page, err := s.cl.ListContactsChecked(ctx, projectID, pc.ids(), req)
@@ -274,10 +341,29 @@ func (s checkedContacts) ListContacts(ctx context.Context, projectID string, req
 		return paginate.Page[store.Contact]{}, err
 	}
 	if err := pc.decideWith(ctx, recs); err != nil {
-		if errors.Is(err, ErrInvalidToken) {
-			return paginate.Page[store.Contact]{}, problem.Unauthorized(true).WithCause(err)
-		}
+		return paginate.Page[store.Contact]{}, refusal(err)
+	}
+	return page, nil
+}
+
+// versionedContacts is the store CheckedContacts returns for a
+// VersionedContactLister.
+type versionedContacts struct {
+	store.ContactStore
+	vl store.VersionedContactLister
+}
+
+func (s versionedContacts) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
+	pc := pendingOf(ctx, projectID)
+	if pc == nil {
+		return s.ContactStore.ListContacts(ctx, projectID, req)
+	}
+	ver, page, err := s.vl.ListContactsVersioned(ctx, projectID, req)
+	if err != nil {
 		return paginate.Page[store.Contact]{}, err
+	}
+	if err := pc.decideAt(ctx, &requestVersion{ver: ver, ok: true, done: true}); err != nil {
+		return paginate.Page[store.Contact]{}, refusal(err)
 	}
 	return page, nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/latchkey-dev/latchkey/paginate"
+	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
 
@@ -105,4 +107,73 @@ func TestDeferredMiddleware_FirstUseChecksAtOnce(t *testing.T) {
 	res, body = deferredGet(t, srv, http.MethodHead, tok)
 	require.Equal(t, http.StatusUnauthorized, res.StatusCode, body)
 	require.False(t, ran, "the handler ran for a revoked token")
+}
+
+// TestCheckedContacts_VersionedOneRead: on a store.VersionedContactLister
+// (SQLite), a list behind DeferredMiddleware whose token's records the
+// verifier keeps reads the store once per request: the page with the change
+// version, and neither a separate ChangeVersion nor a record. An API key
+// revoked, or a session ended, through another handle of the file (another
+// process) is refused by the very next request, with the bearer check's
+// 401 and nothing of the page.
+func TestCheckedContacts_VersionedOneRead(t *testing.T) {
+	e := newEnv(t, nil, "alpha")
+	ctx := context.Background()
+	require.True(t, e.v.CombinesReads(e.st), "the verifier's own store")
+	other := e.openSecond()
+	require.False(t, e.v.CombinesReads(other), "another store's versions say nothing of the verifier's records")
+	require.Equal(t, other, e.v.CheckedContacts(other))
+
+	_, err := e.st.CreateContact(ctx, store.Contact{ID: "ct_secret", ProjectID: "alpha", Name: "Secret Contact", CreatedAt: e.clock.Now()})
+	require.NoError(t, err)
+	contacts := e.v.CheckedContacts(e.st)
+	srv := deferredServer(t, e, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		page, err := contacts.ListContacts(r.Context(), "alpha", paginate.Request{Limit: 10})
+		if err != nil {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		for _, c := range page.Items {
+			_, _ = io.WriteString(w, c.Name)
+		}
+	}))
+	reads := func() [5]int64 {
+		return [5]int64{e.st.listVersioned.Load(), e.st.changeVersion.Load(), e.st.getSigningKey.Load(), e.st.getAPIKey.Load(), e.st.getSession.Load()}
+	}
+	admitted := func(t *testing.T, tok string) {
+		t.Helper()
+		for range 3 { // the first use checks at once, and may touch the key
+			res, body := deferredGet(t, srv, http.MethodGet, tok)
+			require.Equal(t, http.StatusOK, res.StatusCode, body)
+			require.Equal(t, "Secret Contact", body)
+		}
+		before := reads()
+		for range 2 {
+			res, body := deferredGet(t, srv, http.MethodGet, tok)
+			require.Equal(t, http.StatusOK, res.StatusCode, body)
+		}
+		require.Equal(t, [5]int64{before[0] + 2, before[1], before[2], before[3], before[4]}, reads(),
+			"reads per kind (versioned page, ChangeVersion, signing key, API key, session) over two requests")
+	}
+	refused := func(t *testing.T, tok, reason string) {
+		t.Helper()
+		res, body := deferredGet(t, srv, http.MethodGet, tok)
+		require.Equal(t, http.StatusUnauthorized, res.StatusCode, body)
+		require.Equal(t, `Bearer error="invalid_token"`, res.Header.Get("WWW-Authenticate"))
+		require.NotContains(t, body, "Secret")
+		require.Equal(t, reason, e.lastReason())
+	}
+
+	t.Run("APIKeyRevoked", func(t *testing.T) {
+		k, tok := e.apiKey("alpha")
+		admitted(t, tok)
+		require.NoError(t, other.RevokeAPIKey(ctx, "alpha", k.ID, e.clock.Now()))
+		refused(t, tok, "revoked API key")
+	})
+	t.Run("SessionEnded", func(t *testing.T) {
+		tok, sid := e.loginTokenOf(e.user("alpha"))
+		admitted(t, tok)
+		require.NoError(t, other.RevokeRefreshFamily(ctx, "alpha", sid, e.clock.Now()))
+		refused(t, tok, "session ended")
+	})
 }

@@ -37,8 +37,10 @@
 // otherwise. [Verifier.DeferredMiddleware] does the same for read-only
 // handlers that list through [Verifier.CheckedContacts]: on a store that
 // implements [store.CheckedContactLister] (PostgreSQL), a request reads the
-// token's records and its page in one store call, and nothing of the
-// answer is sent before those records allow the token.
+// token's records and its page in one store call; on one that implements
+// [store.VersionedContactLister] (SQLite), it reads the page and the change
+// version in one call and reads only the records not kept at that version.
+// Nothing of the answer is sent before the records allow the token.
 // [Keyring.JWKSHandler] publishes the project's unretired public keys so
 // other services can verify its tokens.
 //
@@ -47,7 +49,7 @@
 //	kr, err := keys.NewKeyring(st, masterKey, nil)
 //	if err != nil { ... }
 //	if _, err := kr.Rotate(ctx, "default"); err != nil { ... } // with the project
-//	v := keys.NewVerifier(st, st, nil)
+//	v := keys.NewVerifier(st, nil)
 //
 //	mux.Handle("GET /.well-known/jwks.json", kr.JWKSHandler())
 //	mux.Handle("GET /v1/contacts", v.Middleware(contactsHandler))

@@ -27,6 +27,7 @@ import (
 	"github.com/latchkey-dev/latchkey/internal/openapitest"
 	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/keys"
+	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
 	"github.com/latchkey-dev/latchkey/tenant"
@@ -40,6 +41,18 @@ type countingStore struct {
 	getAPIKey     atomic.Int64
 	touchAPIKey   atomic.Int64
 	getSession    atomic.Int64
+	changeVersion atomic.Int64
+	listVersioned atomic.Int64
+}
+
+func (s *countingStore) ChangeVersion(ctx context.Context) (uint64, error) {
+	s.changeVersion.Add(1)
+	return s.Store.ChangeVersion(ctx)
+}
+
+func (s *countingStore) ListContactsVersioned(ctx context.Context, projectID string, req paginate.Request) (uint64, paginate.Page[store.Contact], error) {
+	s.listVersioned.Add(1)
+	return s.Store.ListContactsVersioned(ctx, projectID, req)
 }
 
 func (s *countingStore) GetRefreshFamily(ctx context.Context, projectID, id string) (store.RefreshFamily, error) {

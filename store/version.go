@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+
+	"github.com/latchkey-dev/latchkey/paginate"
+)
 
 // ChangeVersioner is an optional capability of a store: a cheap signal that
 // the database may have changed. A caller that reads records often (the
@@ -41,4 +45,25 @@ type ChangeVersioner interface {
 	// (a closed store, an I/O failure) says nothing about changes; the
 	// caller must then read the store.
 	ChangeVersion(ctx context.Context) (uint64, error)
+}
+
+// VersionedContactLister is an optional capability of a ChangeVersioner: a
+// page of contacts read together with the change version, in one read. A
+// caller that keeps records tagged with change versions (the token verifier)
+// learns from it whether they are still current, so that an authenticated
+// list whose records are kept costs the store one read instead of two.
+// store/sqlite implements it.
+//
+// Callers discover it with a type assertion on the store they were given:
+//
+//	if vl, ok := st.(store.VersionedContactLister); ok { ... }
+type VersionedContactLister interface {
+	ChangeVersioner
+	// ListContactsVersioned returns what ListContacts(ctx, projectID, req)
+	// returns, and a change version read during the call: a value that
+	// ChangeVersion could have returned to a call made at that point, under
+	// the same contract. In particular it differs from every value returned
+	// (by either method) before a write that was committed before the call
+	// began.
+	ListContactsVersioned(ctx context.Context, projectID string, req paginate.Request) (uint64, paginate.Page[Contact], error)
 }

@@ -41,8 +41,10 @@
 //     Checks/... (every method refuses what a store.Check function refuses
 //     with ErrInvalid and changes nothing; values at the checks' edges
 //     round-trip), Store/..., ChangeVersion/... for a store that offers
-//     [store.ChangeVersioner], and CheckedContacts/... for one that offers
-//     [store.CheckedContactLister].
+//     [store.ChangeVersioner], VersionedContacts/... for one that offers
+//     [store.VersionedContactLister] (the page is ListContacts' page; the
+//     version follows ChangeVersion's contract), and CheckedContacts/...
+//     for one that offers [store.CheckedContactLister].
 //   - [RunConcurrency] checks the atomicity promises under contention: one
 //     successor per refresh generation, a logout racing rotations leaves no
 //     usable successor, DisableUser racing session creates and rotations

@@ -55,6 +55,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	if _, ok := newStore(t).(store.ChangeVersioner); ok {
 		groups = append(groups, group{"ChangeVersion", changeVersionCases()})
 	}
+	if implements[store.VersionedContactLister](newStore(t)) {
+		groups = append(groups, group{"VersionedContacts", versionedListCases()})
+	}
 	if implements[store.CheckedContactLister](newStore(t)) {
 		groups = append(groups, group{"CheckedContacts", checkedListCases()})
 	}
@@ -86,6 +89,9 @@ func RunShared(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 	cases := sharedCases()
 	if a, _ := open(t); implements[store.ChangeVersioner](a) {
 		cases = append(cases, sharedCase{"ChangeVersion/OtherHandleWrite", testSharedChangeVersion})
+	}
+	if a, _ := open(t); implements[store.VersionedContactLister](a) {
+		cases = append(cases, sharedCase{"VersionedContacts/OtherHandleWrite", testSharedVersioned})
 	}
 	if a, _ := open(t); implements[store.CheckedContactLister](a) {
 		cases = append(cases, sharedCase{"CheckedContacts/OtherHandleWrite", testSharedChecked})

@@ -33,14 +33,20 @@ var _ store.Store = (*Store)(nil)
 var clientSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 
 // Wrap returns st with its calls traced by tracer. The result implements
-// store.ChangeVersioner, store.RevocationWatcher and
-// store.CheckedContactLister when st does, so that what callers discover by
-// type assertion is unchanged. ChangeVersion and WatchRevocations are not
-// traced (they are signals, not reads); ListContactsChecked is.
+// store.ChangeVersioner, store.VersionedContactLister,
+// store.RevocationWatcher and store.CheckedContactLister when st does, so
+// that what callers discover by type assertion is unchanged. ChangeVersion
+// and WatchRevocations are not traced (they are signals, not reads);
+// ListContactsVersioned and ListContactsChecked are.
 func Wrap(st store.Store, tracer trace.Tracer) store.Store {
 	s := &Store{st: st, tracer: tracer}
 	cv, isCV := st.(store.ChangeVersioner)
 	w, isW := st.(store.RevocationWatcher)
+	var vl store.VersionedContactLister
+	_, isVL := st.(store.VersionedContactLister)
+	if isVL {
+		vl = versionedLister{cv, s}
+	}
 	var cl store.CheckedContactLister
 	_, isCL := st.(store.CheckedContactLister)
 	if isCL {
@@ -48,10 +54,35 @@ func Wrap(st store.Store, tracer trace.Tracer) store.Store {
 	}
 	type (
 		CV = store.ChangeVersioner
+		VL = store.VersionedContactLister // a ChangeVersioner too
 		W  = store.RevocationWatcher
 		CL = store.CheckedContactLister
 	)
 	switch {
+	case isVL && isW && isCL:
+		return struct {
+			*Store
+			VL
+			W
+			CL
+		}{s, vl, w, cl}
+	case isVL && isW:
+		return struct {
+			*Store
+			VL
+			W
+		}{s, vl, w}
+	case isVL && isCL:
+		return struct {
+			*Store
+			VL
+			CL
+		}{s, vl, cl}
+	case isVL:
+		return struct {
+			*Store
+			VL
+		}{s, vl}
 	case isCV && isW && isCL:
 		return struct {
 			*Store
@@ -94,6 +125,20 @@ func Wrap(st store.Store, tracer trace.Tracer) store.Store {
 		}{s, cl}
 	}
 	return s
+}
+
+// versionedLister is the traced ListContactsVersioned of a store that has
+// it, with the store's own (untraced) ChangeVersion.
+type versionedLister struct {
+	store.ChangeVersioner
+	s *Store
+}
+
+func (c versionedLister) ListContactsVersioned(ctx context.Context, projectID string, req paginate.Request) (uint64, paginate.Page[store.Contact], error) {
+	ctx, span := c.s.start(ctx, "store.ListContactsVersioned", projectID)
+	ver, page, err := c.s.st.(store.VersionedContactLister).ListContactsVersioned(ctx, projectID, req)
+	end(span, err)
+	return ver, page, err
 }
 
 // checkedLister is the traced ListContactsChecked of a store that has it.

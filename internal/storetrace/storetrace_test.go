@@ -85,22 +85,33 @@ func TestWrap_KeepsCapabilities(t *testing.T) {
 		_, rawW := raw.(store.RevocationWatcher)
 		_, w := st.(store.RevocationWatcher)
 		assert.Equal(t, rawW, w, "%s: RevocationWatcher", name)
+		_, rawVL := raw.(store.VersionedContactLister)
+		vl, isVL := st.(store.VersionedContactLister)
+		assert.Equal(t, rawVL, isVL, "%s: VersionedContactLister", name)
 		_, rawCL := raw.(store.CheckedContactLister)
 		cl, isCL := st.(store.CheckedContactLister)
 		assert.Equal(t, rawCL, isCL, "%s: CheckedContactLister", name)
-		if !isCL {
-			continue
-		}
-		// The checked read is traced like any read.
+		// The combined reads are traced like any read.
 		require.NoError(t, st.CreateProject(ctx, store.Project{ID: "acme", CreatedAt: time.Now()}))
 		rctx, span := tp.Tracer("test").Start(ctx, "request")
-		_, _, err := cl.ListContactsChecked(rctx, "acme", store.TokenRecordIDs{SigningKeyID: "sk_x"}, paginate.Request{Limit: 5})
+		want := ""
+		switch {
+		case isVL:
+			_, _, err = vl.ListContactsVersioned(rctx, "acme", paginate.Request{Limit: 5})
+			want = "store.ListContactsVersioned"
+		case isCL:
+			_, _, err = cl.ListContactsChecked(rctx, "acme", store.TokenRecordIDs{SigningKeyID: "sk_x"}, paginate.Request{Limit: 5})
+			want = "store.ListContactsChecked"
+		}
 		require.NoError(t, err)
 		span.End()
+		if want == "" {
+			continue
+		}
 		var names []string
 		for _, s := range rec.Ended() {
 			names = append(names, s.Name())
 		}
-		assert.Contains(t, names, "store.ListContactsChecked", name)
+		assert.Contains(t, names, want, name)
 	}
 }

@@ -172,12 +172,39 @@ func splitPos(pos []byte) (int64, error) {
 // itself, each row's position and name appended to one buffer of which the
 // contacts' strings are slices.
 func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
-	const op = "list contacts"
+	_, page, err := s.listContacts(ctx, "list contacts", projectID, req, false)
+	return page, err
+}
+
+// ListContactsVersioned implements [store.VersionedContactLister]: the page
+// ListContacts returns, and the change version (see ChangeVersion) read on
+// the same reader in the same read transaction, so that a caller whose
+// records are current at that version pays one read for both.
+func (s *Store) ListContactsVersioned(ctx context.Context, projectID string, req paginate.Request) (uint64, paginate.Page[store.Contact], error) {
+	return s.listContacts(ctx, "list contacts versioned", projectID, req, true)
+}
+
+// listContacts reads a page of contacts and, when versioned, the change
+// version with it.
+func (s *Store) listContacts(ctx context.Context, op, projectID string, req paginate.Request, versioned bool) (uint64, paginate.Page[store.Contact], error) {
 	if err := errors.Join(store.CheckProjectID(projectID), store.CheckPage(req)); err != nil {
-		return paginate.Page[store.Contact]{}, check(op, err)
+		return 0, paginate.Page[store.Contact]{}, check(op, err)
 	}
 	pt := newPageText(req.Limit)
+	var ver uint64
 	err := s.read(ctx, func(conn *sqlite.Conn) error {
+		var dv *sqlite.Stmt
+		if versioned {
+			// Read first: its open statement holds the read
+			// transaction that the page is read in.
+			var err error
+			if dv, err = s.version.begin(conn); err != nil {
+				return err
+			}
+			if dv != nil {
+				defer dv.Reset() // on error; end resets it otherwise
+			}
+		}
 		query, after := listQuery(req)
 		stmt, err := conn.Prepare(query)
 		if err != nil {
@@ -204,13 +231,17 @@ func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate
 			r.nameEnd = len(pt.text)
 			pt.rows = append(pt.rows, r)
 		}
-		return stmt.Reset()
+		if err := stmt.Reset(); err != nil || !versioned {
+			return err
+		}
+		ver, err = s.version.end(ctx, conn, dv)
+		return err
 	})
 	if err != nil {
-		return paginate.Page[store.Contact]{}, wrap(op, err)
+		return 0, paginate.Page[store.Contact]{}, wrap(op, err)
 	}
 	page, err := pt.page(projectID, req.Limit)
-	return page, wrap(op, err)
+	return ver, page, wrap(op, err)
 }
 
 // listQuery returns the keyset query of req and, for a page after a cursor,

@@ -12,8 +12,12 @@ import (
 	"github.com/latchkey-dev/latchkey/store"
 )
 
-// Compile-time check that *Store offers the optional change signal.
-var _ store.ChangeVersioner = (*Store)(nil)
+// Compile-time checks that *Store offers the optional change signal, and
+// the page of contacts read with it.
+var (
+	_ store.ChangeVersioner        = (*Store)(nil)
+	_ store.VersionedContactLister = (*Store)(nil)
+)
 
 const dataVersionSQL = `PRAGMA data_version`
 
@@ -97,21 +101,17 @@ func (cc connConfig) openVersioner(uri string, readers []*sqlite.Conn) (*version
 	return v, nil
 }
 
-// dataVersion returns the data_version of conn, read by stmt, which is
-// prepared on conn.
-func dataVersion(stmt *sqlite.Stmt) (int64, error) {
+// stepDataVersion steps stmt, dataVersionSQL prepared on some connection, to
+// its one row, and leaves it there.
+func stepDataVersion(stmt *sqlite.Stmt) error {
 	ok, err := stmt.Step()
 	if err != nil {
-		return 0, err
-	}
-	n := stmt.ColumnInt64(0)
-	if err := stmt.Reset(); err != nil {
-		return 0, err
+		return err // Step has reset the statement
 	}
 	if !ok {
-		return 0, errors.New("data_version returned no row")
+		return errors.Join(errors.New("data_version returned no row"), stmt.Reset())
 	}
-	return n, nil
+	return nil
 }
 
 // committed notes a finished write transaction (committed or not: counting
@@ -149,31 +149,60 @@ func (s *Store) ChangeVersion(ctx context.Context) (uint64, error) {
 	}
 	var ver uint64
 	err := s.read(ctx, func(conn *sqlite.Conn) error {
-		stmt, err := conn.Prepare(dataVersionSQL)
+		dv, err := v.begin(conn)
 		if err != nil {
 			return err
 		}
-		dv, err := dataVersion(stmt)
-		if err != nil {
-			return err
-		}
-		rv := v.readers[conn]
-		if rv.ok && rv.dv == dv {
-			ver = rv.shared
-			return nil
-		}
-		// The shared version is read after the reader's: it covers every
-		// commit the reader's value does.
-		ver, err = v.shared(ctx)
-		if err != nil {
-			return err
-		}
-		*rv = readerVersion{dv: dv, shared: ver, ok: true}
-		return nil
+		ver, err = v.end(ctx, conn, dv)
+		return err
 	})
 	if err != nil {
 		return 0, wrap("change version", err)
 	}
+	return ver, nil
+}
+
+// begin reads the data_version of conn, a reader taken from the pool. The
+// statement that read it is returned still open, holding conn's read
+// transaction, so that statements run on conn before it is reset read in
+// the same transaction; the caller resets it. For ":memory:" there is
+// nothing to read: begin returns nil.
+func (v *versioner) begin(conn *sqlite.Conn) (*sqlite.Stmt, error) {
+	if v.conn == nil {
+		return nil, nil
+	}
+	stmt, err := conn.Prepare(dataVersionSQL)
+	if err != nil {
+		return nil, err
+	}
+	if err := stepDataVersion(stmt); err != nil {
+		return nil, err
+	}
+	return stmt, nil
+}
+
+// end resets dv, the statement begin returned for conn, and returns the
+// change version of the call: the value conn's previous call returned when
+// conn's data_version is unchanged since then, else the shared version.
+func (v *versioner) end(ctx context.Context, conn *sqlite.Conn, dv *sqlite.Stmt) (uint64, error) {
+	if v.conn == nil {
+		return v.commits.Load(), nil
+	}
+	n := dv.ColumnInt64(0)
+	if err := dv.Reset(); err != nil {
+		return 0, err
+	}
+	rv := v.readers[conn]
+	if rv.ok && rv.dv == n {
+		return rv.shared, nil
+	}
+	// The shared version is read after the reader's: it covers every
+	// commit the reader's value does.
+	ver, err := v.shared(ctx)
+	if err != nil {
+		return 0, err
+	}
+	*rv = readerVersion{dv: n, shared: ver, ok: true}
 	return ver, nil
 }
 
@@ -187,11 +216,13 @@ func (v *versioner) shared(ctx context.Context) (uint64, error) {
 	if v.closed.Load() {
 		return 0, errClosed
 	}
-	dv, err := dataVersion(v.stmt)
-	if err != nil {
+	if err := stepDataVersion(v.stmt); err != nil {
 		return 0, err
 	}
-	cur := uint32(dv)
+	cur := uint32(v.stmt.ColumnInt64(0))
+	if err := v.stmt.Reset(); err != nil {
+		return 0, err
+	}
 	if v.seen && cur < v.last {
 		v.epoch++
 	}
