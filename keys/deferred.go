@@ -266,10 +266,22 @@ func (g *guardedWriter) Flush() {
 // returns st itself.
 func (v *Verifier) CheckedContacts(st store.ContactStore) store.ContactStore {
 	if cl, ok := st.(store.CheckedContactLister); ok {
-		return checkedContacts{ContactStore: st, cl: cl}
+		return combinedContacts{st, func(ctx context.Context, pc *pendingCheck, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
+			recs, page, err := cl.ListContactsChecked(ctx, projectID, pc.ids(), req)
+			if err != nil {
+				return page, err
+			}
+			return page, refusal(pc.decideWith(ctx, recs))
+		}}
 	}
 	if vl, ok := v.versioned(st); ok {
-		return versionedContacts{ContactStore: st, vl: vl}
+		return combinedContacts{st, func(ctx context.Context, pc *pendingCheck, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
+			ver, page, err := vl.ListContactsVersioned(ctx, projectID, req)
+			if err != nil {
+				return page, err
+			}
+			return page, refusal(pc.decideAt(ctx, &requestVersion{ver: ver, ok: true, done: true}))
+		}}
 	}
 	return st
 }
@@ -316,7 +328,8 @@ func pendingOf(ctx context.Context, projectID string) *pendingCheck {
 	return pc
 }
 
-// refusal is the error of a list whose token a decision refused.
+// refusal is the error of a list whose token a decision refused (nil when
+// the decision, err, admits it).
 func refusal(err error) error {
 	if errors.Is(err, ErrInvalidToken) {
 		return problem.Unauthorized(true).WithCause(err)
@@ -324,46 +337,23 @@ func refusal(err error) error {
 	return err
 }
 
-// checkedContacts is the store CheckedContacts returns for a
-// CheckedContactLister.
-type checkedContacts struct {
+// combinedContacts is the store CheckedContacts returns. Its ListContacts
+// decides a pending check with the page: list reads both in one store call
+// and decides pc from what it read, returning the page and the decision (or
+// the store's error). Without a pending check it is the store's ListContacts.
+type combinedContacts struct {
 	store.ContactStore
-	cl store.CheckedContactLister
+	list func(ctx context.Context, pc *pendingCheck, projectID string, req paginate.Request) (paginate.Page[store.Contact], error)
 }
 
-func (s checkedContacts) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
+func (s combinedContacts) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
 	pc := pendingOf(ctx, projectID)
 	if pc == nil {
 		return s.ContactStore.ListContacts(ctx, projectID, req)
 	}
-	recs, page, err := s.cl.ListContactsChecked(ctx, projectID, pc.ids(), req)
+	page, err := s.list(ctx, pc, projectID, req)
 	if err != nil {
-		return paginate.Page[store.Contact]{}, err
-	}
-	if err := pc.decideWith(ctx, recs); err != nil {
-		return paginate.Page[store.Contact]{}, refusal(err)
-	}
-	return page, nil
-}
-
-// versionedContacts is the store CheckedContacts returns for a
-// VersionedContactLister.
-type versionedContacts struct {
-	store.ContactStore
-	vl store.VersionedContactLister
-}
-
-func (s versionedContacts) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
-	pc := pendingOf(ctx, projectID)
-	if pc == nil {
-		return s.ContactStore.ListContacts(ctx, projectID, req)
-	}
-	ver, page, err := s.vl.ListContactsVersioned(ctx, projectID, req)
-	if err != nil {
-		return paginate.Page[store.Contact]{}, err
-	}
-	if err := pc.decideAt(ctx, &requestVersion{ver: ver, ok: true, done: true}); err != nil {
-		return paginate.Page[store.Contact]{}, refusal(err)
+		return paginate.Page[store.Contact]{}, err // nothing of a refused token's page
 	}
 	return page, nil
 }
