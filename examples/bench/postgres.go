@@ -187,7 +187,7 @@ func runPostgres(c config) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", t.name, err)
 			}
-			t.rounds = append(t.rounds, pgResult{rps: rps, lat: lat, serverCPU: cpuTime(pid) - cpu0, postgresCPU: postgresCPU() - pg0})
+			t.rounds = append(t.rounds, pgResult{rps: rps, lat: lat, serverCPU: cpuTime(pid) - cpu0, postgresCPU: postgresCPUSince(pg0)})
 		}
 		bareR, keyR, userR, deepR, refR := targets[0].rounds[r], targets[1].rounds[r], targets[2].rounds[r], targets[3].rounds[r], targets[4].rounds[r]
 		fmt.Printf("  round %d: bare %6.0f  key %6.0f (%.2fx)  login %6.0f (%.2fx)  deep %6.0f (%.2fx page 1)  refresh %5.0f/s\n",
@@ -318,21 +318,32 @@ func showSetting(db, name string) (string, error) {
 	return v, err
 }
 
-// postgresCPU returns the CPU time used so far by every process of this
-// machine named postgres (the server and its backends; a backend that
-// exits between two readings drops out of the difference).
-func postgresCPU() time.Duration {
+// postgresCPU returns the CPU time used so far by each process of this
+// machine named postgres (the server and its backends), by pid.
+func postgresCPU() map[int]time.Duration {
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	var total time.Duration
+	cpu := map[int]time.Duration{}
 	for _, d := range dirs {
 		comm, err := os.ReadFile(filepath.Join(d, "comm"))
 		if err != nil || strings.TrimSpace(string(comm)) != "postgres" {
 			continue
 		}
-		pid, err := strconv.Atoi(filepath.Base(d))
-		if err == nil {
-			total += cpuTime(pid)
+		if pid, err := strconv.Atoi(filepath.Base(d)); err == nil {
+			cpu[pid] = cpuTime(pid)
 		}
+	}
+	return cpu
+}
+
+// postgresCPUSince returns the CPU time the postgres processes used since
+// start, a reading of postgresCPU: what each running process used since
+// then (all of it for one started since). A process that exited in between
+// (an autovacuum worker, say) drops out with what it used in between; its
+// earlier CPU time is not subtracted.
+func postgresCPUSince(start map[int]time.Duration) time.Duration {
+	var total time.Duration
+	for pid, t := range postgresCPU() {
+		total += max(0, t-start[pid]) // a reused pid may have used less
 	}
 	return total
 }
