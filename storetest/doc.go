@@ -128,6 +128,11 @@
 //   - SetUserTags keeps a copy of the caller's tags.
 //   - (CreatedAt, ID) orders compare ids byte by byte for API keys and
 //     signing keys too.
+//   - The change version does not move without a write: two calls of
+//     ChangeVersion (or ListContactsVersioned) with only reads between them
+//     agree, though store.ChangeVersioner allows a spurious change, since a
+//     verifier that keeps records would otherwise read them again for
+//     nothing.
 //
 // It leaves open what the comments do not decide: whether a row id may be
 // reused in another project (cases never do it), which CreatedAt a contact
