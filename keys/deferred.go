@@ -292,10 +292,7 @@ func (v *Verifier) CheckedContacts(st store.ContactStore) store.ContactStore {
 // through it. Otherwise holding the answer for a separate check would only
 // add work, and Middleware is.
 func (v *Verifier) CombinesReads(st store.ContactStore) bool {
-	if _, ok := st.(store.CheckedContactLister); ok {
-		return true
-	}
-	_, ok := v.versioned(st)
+	_, ok := v.CheckedContacts(st).(combinedContacts)
 	return ok
 }
 
