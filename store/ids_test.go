@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/binary"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,20 @@ func TestValidProjectID(t *testing.T) {
 	for _, id := range []string{"", "-a", "A", "acme_1", "a b", "a/b", "a.b", strings.Repeat("a", 64), "é", "a\n"} {
 		assert.False(t, ValidProjectID(id), "%q", id)
 	}
+}
+
+// FuzzValidProjectID checks ValidProjectID against the slug's regular
+// expression.
+func FuzzValidProjectID(f *testing.F) {
+	slug := regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	for _, id := range []string{"default", "a-", "-a", strings.Repeat("a", 63), strings.Repeat("a", 64), "a\n", "é"} {
+		f.Add(id)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if got, want := ValidProjectID(id), slug.MatchString(id); got != want {
+			t.Fatalf("ValidProjectID(%q) = %v, want %v", id, got, want)
+		}
+	})
 }
 
 func TestNormalizeEmail(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
-	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -32,13 +31,24 @@ const (
 	MaxTags = 32
 	// MaxTagLen is the longest tag, in characters.
 	MaxTagLen = 64
+	// MaxProjectIDLen is the longest project id, in bytes.
+	MaxProjectIDLen = 63
 )
 
-var projectIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-
 // ValidProjectID reports whether id is a project slug:
-// [a-z0-9][a-z0-9-]{0,62}.
-func ValidProjectID(id string) bool { return projectIDPattern.MatchString(id) }
+// [a-z0-9][a-z0-9-]{0,62}. Every store call checks its project id, so this
+// is a loop over the bytes rather than a regular expression.
+func ValidProjectID(id string) bool {
+	if id == "" || len(id) > MaxProjectIDLen || id[0] == '-' {
+		return false
+	}
+	for i := range len(id) {
+		if c := id[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // ArgError is the error of a Check function: an argument that is not
 // acceptable. It matches ErrInvalid. Reason says what is wrong, in words fit
