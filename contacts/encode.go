@@ -5,6 +5,7 @@ import (
 
 	"github.com/latchkey-dev/latchkey/internal/jsonstring"
 	"github.com/latchkey-dev/latchkey/paginate"
+	"github.com/latchkey-dev/latchkey/store"
 )
 
 // The list response is encoded by hand: it is the whole body of the hottest
@@ -13,8 +14,10 @@ import (
 // byte for byte what json.Marshal writes for the same value, strings escaped
 // the same way (see the tests).
 
-// appendResponse appends the JSON of resp to b, followed by a newline.
-func appendResponse(b []byte, resp paginate.Response[item]) []byte {
+// appendResponse appends the JSON of resp to b, followed by a newline. Each
+// contact shows its id, name and created_at (in [paginate.TimeLayout]:
+// RFC 3339, UTC, exactly six fractional digits).
+func appendResponse(b []byte, resp paginate.Response[store.Contact]) []byte {
 	b = append(b, `{"data":[`...)
 	for i, it := range resp.Data {
 		if i > 0 {

@@ -8,9 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey/paginate"
+	"github.com/latchkey-dev/latchkey/store"
 )
 
-// jsonItem is item as encoding/json would write it, the reference the hand
+// jsonItem is a listed contact as encoding/json would write it, the reference the hand
 // encoder must match byte for byte.
 type jsonItem struct {
 	ID        string `json:"id"`
@@ -18,7 +19,7 @@ type jsonItem struct {
 	CreatedAt string `json:"created_at"`
 }
 
-func reference(t testing.TB, resp paginate.Response[item]) string {
+func reference(t testing.TB, resp paginate.Response[store.Contact]) string {
 	t.Helper()
 	data := make([]jsonItem, len(resp.Data))
 	for i, it := range resp.Data {
@@ -36,12 +37,12 @@ func TestAppendResponse_matchesEncodingJSON(t *testing.T) {
 		"\x00\x01\x1f\x7f", "<script>&amp;</script>", "émile 日本 🎉", "bad \xff utf8 \xc3",
 		"line\u2028sep\u2029para", "\xed\xa0\x80 surrogate",
 	}
-	var data []item
+	var data []store.Contact
 	for i, n := range names {
-		data = append(data, item{ID: "ct_" + string(rune('a'+i)), Name: n, CreatedAt: at.Add(time.Duration(i) * time.Second)})
+		data = append(data, store.Contact{ID: "ct_" + string(rune('a'+i)), Name: n, CreatedAt: at.Add(time.Duration(i) * time.Second)})
 	}
-	cases := map[string]paginate.Response[item]{
-		"empty":   {Data: []item{}, Pagination: paginate.Pagination{Limit: 25}},
+	cases := map[string]paginate.Response[store.Contact]{
+		"empty":   {Data: []store.Contact{}, Pagination: paginate.Pagination{Limit: 25}},
 		"one":     {Data: data[:1], Pagination: paginate.Pagination{Limit: 1, HasMore: true, NextCursor: "ct_a:2026-11-21T09:15:30.123456Z"}},
 		"escapes": {Data: data, Pagination: paginate.Pagination{Limit: 100}},
 	}
@@ -53,12 +54,12 @@ func TestAppendResponse_matchesEncodingJSON(t *testing.T) {
 }
 
 // benchPage is a full default page of realistic contacts and its pagination.
-func benchPage() paginate.Response[item] {
+func benchPage() paginate.Response[store.Contact] {
 	names := []string{"Ada Lovelace", "Grace Hopper", "Alan Turing", "Katherine Johnson", "Edsger Dijkstra"}
 	at := time.Date(2026, 11, 21, 10, 15, 30, 123456000, time.UTC)
-	data := make([]item, 25)
+	data := make([]store.Contact, 25)
 	for i := range data {
-		data[i] = item{
+		data[i] = store.Contact{
 			ID:        "ct_01jd9x6x0k3v8m2q4r5t6w" + string(rune('a'+i)) + "y8z",
 			Name:      names[i%len(names)],
 			CreatedAt: at.Add(time.Duration(i) * 1234567 * time.Microsecond),
@@ -66,7 +67,7 @@ func benchPage() paginate.Response[item] {
 	}
 	last := data[len(data)-1]
 	next := paginate.Cursor{ID: last.ID, CreatedAt: last.CreatedAt}.String()
-	return paginate.Response[item]{Data: data, Pagination: paginate.Pagination{Limit: 25, HasMore: true, NextCursor: next}}
+	return paginate.Response[store.Contact]{Data: data, Pagination: paginate.Pagination{Limit: 25, HasMore: true, NextCursor: next}}
 }
 
 // BenchmarkAppendResponse compares appendResponse with json.Marshal of

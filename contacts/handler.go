@@ -90,7 +90,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	resp := paginate.NewResponse(page, req, viewOf, cursorOf)
+	resp := paginate.ResponseOf(page, req, cursorOf)
 	// The body is encoded into a pooled buffer: Write does not keep it (as
 	// io.Writer promises), so it is reused once written.
 	buf := h.getBody()
@@ -107,4 +107,9 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
 		_, _ = w.Write(body)
 	}
 	return nil
+}
+
+// cursorOf is the position of c in the list.
+func cursorOf(c store.Contact) paginate.Cursor {
+	return paginate.Cursor{ID: c.ID, CreatedAt: c.CreatedAt}
 }

@@ -42,13 +42,24 @@ type Pagination struct {
 // NewResponse shapes page as the list response for req, converting each item
 // with view and taking the next cursor from the last item with cursorOf.
 func NewResponse[T, V any](page Page[T], req Request, view func(T) V, cursorOf func(T) Cursor) Response[V] {
-	data := make([]V, len(page.Items))
-	for i, it := range page.Items {
+	resp := ResponseOf(page, req, cursorOf)
+	data := make([]V, len(resp.Data))
+	for i, it := range resp.Data {
 		data[i] = view(it)
 	}
-	p := Pagination{Limit: req.Limit, HasMore: page.HasMore && len(page.Items) > 0}
-	if p.HasMore {
-		p.NextCursor = cursorOf(page.Items[len(page.Items)-1]).String()
+	return Response[V]{Data: data, Pagination: resp.Pagination}
+}
+
+// ResponseOf is NewResponse for a page whose items are shown as they are:
+// its data is page.Items itself, not a copy (an empty slice when nil).
+func ResponseOf[T any](page Page[T], req Request, cursorOf func(T) Cursor) Response[T] {
+	data := page.Items
+	if data == nil {
+		data = []T{}
 	}
-	return Response[V]{Data: data, Pagination: p}
+	p := Pagination{Limit: req.Limit, HasMore: page.HasMore && len(data) > 0}
+	if p.HasMore {
+		p.NextCursor = cursorOf(data[len(data)-1]).String()
+	}
+	return Response[T]{Data: data, Pagination: p}
 }

@@ -101,3 +101,19 @@ func TestNewResponse_EmptyDataIsArray(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"data":[],"pagination":{"limit":25,"has_more":false,"next_cursor":""}}`, string(b))
 }
+
+func TestResponseOf_SharesItems(t *testing.T) {
+	at := time.Date(2026, 11, 21, 10, 15, 30, 123456000, time.UTC)
+	items := []item{{"ct_1", at}, {"ct_2", at}}
+	resp := ResponseOf(Page[item]{Items: items, HasMore: true}, Request{Limit: 2}, cursorOf)
+	assert.Same(t, &items[0], &resp.Data[0])
+	assert.Len(t, resp.Data, 2)
+	assert.Equal(t, Pagination{Limit: 2, HasMore: true, NextCursor: "ct_2:2026-11-21T10:15:30.123456Z"}, resp.Pagination)
+}
+
+func TestResponseOf_EmptyDataIsArray(t *testing.T) {
+	resp := ResponseOf(Page[item]{HasMore: true}, Request{Limit: 25}, cursorOf)
+	b, err := json.Marshal(resp)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"data":[],"pagination":{"limit":25,"has_more":false,"next_cursor":""}}`, string(b))
+}

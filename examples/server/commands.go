@@ -436,7 +436,7 @@ func cmdAuditList(ctx context.Context, env *env, args []string) error {
 					return err
 				}
 			}
-			resp := paginate.NewResponse(page, req, func(e store.AuditEntry) store.AuditEntry { return e },
+			resp := paginate.ResponseOf(page, req,
 				func(e store.AuditEntry) paginate.Cursor { return paginate.Cursor{ID: e.ID, CreatedAt: e.At} })
 			if !all {
 				return env.out.print(map[string]any{"pagination": resp.Pagination})
