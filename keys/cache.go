@@ -1,6 +1,9 @@
 package keys
 
 import (
+	"crypto/sha256"
+	"unsafe"
+
 	lru "github.com/hashicorp/golang-lru/v2"
 )
 
@@ -23,6 +26,14 @@ type verified struct {
 // for concurrent use. A nil *verifyCache is valid and caches nothing.
 type verifyCache struct {
 	lru *lru.Cache[[32]byte, verified]
+}
+
+// tokenKey returns the verification cache's key of token: its SHA-256, so
+// the cache keeps no token. Sum256 only reads its argument, so it reads the
+// string's bytes in place: converting a token of a few hundred bytes to a
+// []byte would copy it to the heap on every request.
+func tokenKey(token string) [32]byte {
+	return sha256.Sum256(unsafe.Slice(unsafe.StringData(token), len(token)))
 }
 
 // newVerifyCache returns a cache of at most max entries, or nil (no cache)

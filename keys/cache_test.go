@@ -3,6 +3,7 @@ package keys
 import (
 	"crypto/sha256"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -71,4 +72,14 @@ func TestVerifyCache_Concurrent(t *testing.T) {
 	}
 	wg.Wait()
 	require.LessOrEqual(t, c.len(), 100)
+}
+
+// TestTokenKey: a token's cache key is its SHA-256, taken without copying
+// the token.
+func TestTokenKey(t *testing.T) {
+	long := strings.Repeat("eyJhbGciOiJFZERTQSJ9.", 20)
+	for _, tok := range []string{"", "a", long} {
+		require.Equal(t, sha256.Sum256([]byte(tok)), tokenKey(tok), "%q", tok)
+	}
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = tokenKey(long) }))
 }

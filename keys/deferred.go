@@ -2,7 +2,6 @@ package keys
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"maps"
 	"net/http"
@@ -44,13 +43,14 @@ func (v *Verifier) DeferredMiddleware(next http.Handler) http.Handler {
 			v.refuse(w, r, project, err)
 			return
 		}
-		ctx = contextWithPrincipal(ctx, principalOf(project, pc.claims))
+		auth := &requestAuth{principal: principalOf(project, pc.claims)}
 		if pc.done {
-			next.ServeHTTP(w, r.WithContext(ctx))
+			next.ServeHTTP(w, r.WithContext(contextWithAuth(ctx, auth)))
 			return
 		}
-		g := &guardedWriter{w: w, h: w.Header().Clone(), r: r, pc: pc}
-		next.ServeHTTP(g, r.WithContext(context.WithValue(ctx, pendingKey{}, pc)))
+		auth.pending = pc
+		g := &guardedWriter{w: w, r: r, pc: pc}
+		next.ServeHTTP(g, r.WithContext(contextWithAuth(ctx, auth)))
 		g.allowed() // a handler that wrote nothing: a refusal is still answered
 	})
 }
@@ -69,9 +69,6 @@ type pendingCheck struct {
 	err  error // the decision, once done: nil admits the token
 }
 
-// pendingKey is the context key of a request's *pendingCheck.
-type pendingKey struct{}
-
 // begin checks token for projectID as far as it can without the store: a
 // token in the verification cache and valid at now gives an undecided
 // check. Any other token is verified at once (Verify), and gives a decided
@@ -79,7 +76,7 @@ type pendingKey struct{}
 func (v *Verifier) begin(ctx context.Context, projectID, token string) (*pendingCheck, error) {
 	pc := &pendingCheck{v: v, project: projectID, now: v.now()}
 	if token != "" && len(token) <= MaxTokenBytes && projectID != "" {
-		c, hit, err := v.cached(sha256.Sum256([]byte(token)), projectID, pc.now)
+		c, hit, err := v.cached(tokenKey(token), projectID, pc.now)
 		if err != nil {
 			return nil, err
 		}
@@ -188,7 +185,7 @@ var errWriteRefused = errors.New("keys: the request's token was refused; its ans
 // the connection around it.
 type guardedWriter struct {
 	w  http.ResponseWriter
-	h  http.Header // the handler's headers, w's once the token is admitted
+	h  http.Header // the handler's headers while held (nil until asked for)
 	r  *http.Request
 	pc *pendingCheck
 
@@ -213,18 +210,35 @@ func (g *guardedWriter) allowed() bool {
 			g.pc.v.refuse(g.w, g.r, g.pc.project, err)
 			g.state = refused
 		} else {
-			out := g.w.Header()
-			clear(out)
-			maps.Copy(out, g.h)
+			if g.h != nil {
+				out := g.w.Header()
+				clear(out)
+				maps.Copy(out, g.h)
+			}
 			g.state = admitted
 		}
 	}
 	return g.state == admitted
 }
 
-// Header returns the handler's headers: a copy of those set before it ran,
-// sent only if the token is admitted.
-func (g *guardedWriter) Header() http.Header { return g.h }
+// Header returns the handler's headers. Once the token is admitted they are
+// w's own. While the check is undecided they are a copy of those set
+// before the handler ran, sent only if the token is admitted; after a
+// refusal, a map that is never sent. A check already decided (by a
+// CheckedContacts read) is settled here, so an admitted request's headers
+// are not copied.
+func (g *guardedWriter) Header() http.Header {
+	if g.state == undecided && g.h == nil && g.pc.decided() {
+		g.allowed() // decided: no store read
+	}
+	switch {
+	case g.state == admitted:
+		return g.w.Header() // with the copy's headers, if it had one
+	case g.h == nil:
+		g.h = g.w.Header().Clone()
+	}
+	return g.h
+}
 
 func (g *guardedWriter) WriteHeader(status int) {
 	if g.allowed() {
@@ -318,11 +332,11 @@ func sameValue(a, b any) bool {
 // pendingOf returns the request's pending check for projectID, or nil when
 // there is none to decide.
 func pendingOf(ctx context.Context, projectID string) *pendingCheck {
-	pc, _ := ctx.Value(pendingKey{}).(*pendingCheck)
-	if pc == nil || pc.project != projectID || pc.decided() {
+	a, _ := ctx.Value(authKey{}).(*requestAuth)
+	if a == nil || a.pending == nil || a.pending.project != projectID || a.pending.decided() {
 		return nil
 	}
-	return pc
+	return a.pending
 }
 
 // refusal is the error of a list whose token a decision refused (nil when

@@ -16,11 +16,12 @@ import (
 )
 
 // deferredServer serves h behind e's verifier's DeferredMiddleware, for
-// project alpha.
+// project alpha, with the header X-Before set before the middleware runs.
 func deferredServer(t *testing.T, e *env, h http.Handler) *httptest.Server {
 	t.Helper()
 	guarded := e.v.DeferredMiddleware(h)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Before", "kept")
 		guarded.ServeHTTP(w, r.WithContext(tenant.NewContext(r.Context(), "alpha")))
 	}))
 	t.Cleanup(srv.Close)
@@ -75,6 +76,7 @@ func TestDeferredMiddleware_HoldsTheAnswer(t *testing.T) {
 				if name != "nothing" {
 					require.Equal(t, "yes", res.Header.Get("X-Secret"))
 				}
+				require.Equal(t, "kept", res.Header.Get("X-Before"))
 			}
 			reads := e.st.getAPIKey.Load()
 			other := e.openSecond()
@@ -84,6 +86,7 @@ func TestDeferredMiddleware_HoldsTheAnswer(t *testing.T) {
 			require.Equal(t, `Bearer error="invalid_token"`, res.Header.Get("WWW-Authenticate"))
 			require.Equal(t, "application/problem+json", res.Header.Get("Content-Type"))
 			require.Empty(t, res.Header.Get("X-Secret"))
+			require.Equal(t, "kept", res.Header.Get("X-Before"))
 			require.NotContains(t, body, "secret")
 			require.Contains(t, body, `"code":"invalid_token"`)
 			require.Greater(t, e.st.getAPIKey.Load(), reads, "the records were not read")
@@ -115,7 +118,8 @@ func TestDeferredMiddleware_FirstUseChecksAtOnce(t *testing.T) {
 // version, and neither a separate ChangeVersion nor a record. An API key
 // revoked, or a session ended, through another handle of the file (another
 // process) is refused by the very next request, with the bearer check's
-// 401 and nothing of the page.
+// 401 and nothing of the page, its headers included; an admitted list's
+// headers, set once the read decided the check, are sent.
 func TestCheckedContacts_VersionedOneRead(t *testing.T) {
 	e := newEnv(t, nil, "alpha")
 	ctx := context.Background()
@@ -130,9 +134,11 @@ func TestCheckedContacts_VersionedOneRead(t *testing.T) {
 	srv := deferredServer(t, e, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		page, err := contacts.ListContacts(r.Context(), "alpha", paginate.Request{Limit: 10})
 		if err != nil {
+			w.Header().Set("X-Secret", "yes")
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
+		w.Header().Set("X-Page", "yes")
 		for _, c := range page.Items {
 			_, _ = io.WriteString(w, c.Name)
 		}
@@ -146,11 +152,14 @@ func TestCheckedContacts_VersionedOneRead(t *testing.T) {
 			res, body := deferredGet(t, srv, http.MethodGet, tok)
 			require.Equal(t, http.StatusOK, res.StatusCode, body)
 			require.Equal(t, "Secret Contact", body)
+			require.Equal(t, "yes", res.Header.Get("X-Page"))
+			require.Equal(t, "kept", res.Header.Get("X-Before"))
 		}
 		before := reads()
 		for range 2 {
 			res, body := deferredGet(t, srv, http.MethodGet, tok)
 			require.Equal(t, http.StatusOK, res.StatusCode, body)
+			require.Equal(t, "yes", res.Header.Get("X-Page"))
 		}
 		require.Equal(t, [5]int64{before[0] + 2, before[1], before[2], before[3], before[4]}, reads(),
 			"reads per kind (versioned page, ChangeVersion, signing key, API key, session) over two requests")
@@ -161,6 +170,9 @@ func TestCheckedContacts_VersionedOneRead(t *testing.T) {
 		require.Equal(t, http.StatusUnauthorized, res.StatusCode, body)
 		require.Equal(t, `Bearer error="invalid_token"`, res.Header.Get("WWW-Authenticate"))
 		require.NotContains(t, body, "Secret")
+		require.Empty(t, res.Header.Get("X-Secret"))
+		require.Empty(t, res.Header.Get("X-Page"))
+		require.Equal(t, "kept", res.Header.Get("X-Before"))
 		require.Equal(t, reason, e.lastReason())
 	}
 

@@ -39,7 +39,7 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 			v.refuse(w, r, project, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(contextWithPrincipal(ctx, p)))
+		next.ServeHTTP(w, r.WithContext(contextWithAuth(ctx, &requestAuth{principal: p})))
 	})
 }
 

@@ -54,15 +54,28 @@ func (p Principal) HasTag(tag string) bool {
 	return false
 }
 
-type principalKey struct{}
+// authKey is the context key of a verified request's *requestAuth.
+type authKey struct{}
+
+// requestAuth is what a verified request's context carries: its principal
+// and, behind DeferredMiddleware, its token's check while it is pending.
+// One context value holds both, so a request gains one context, not two.
+type requestAuth struct {
+	principal Principal
+	pending   *pendingCheck // nil once checked
+}
 
 // PrincipalFromContext returns the principal [Verifier.Middleware] stored in
 // ctx, and whether there was one.
 func PrincipalFromContext(ctx context.Context) (Principal, bool) {
-	p, ok := ctx.Value(principalKey{}).(Principal)
-	return p, ok
+	a, ok := ctx.Value(authKey{}).(*requestAuth)
+	if !ok {
+		return Principal{}, false
+	}
+	return a.principal, true
 }
 
-func contextWithPrincipal(ctx context.Context, p Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+// contextWithAuth returns ctx carrying a.
+func contextWithAuth(ctx context.Context, a *requestAuth) context.Context {
+	return context.WithValue(ctx, authKey{}, a)
 }

@@ -3,7 +3,6 @@ package keys
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -175,7 +174,7 @@ func (v *Verifier) verifyToken(ctx context.Context, projectID, token string, tou
 	}
 	var rv requestVersion
 	now := v.now()
-	sum := sha256.Sum256([]byte(token))
+	sum := tokenKey(token)
 	c, hit, err := v.cached(sum, projectID, now)
 	if err != nil {
 		return nil, hit, err
