@@ -26,6 +26,9 @@
 //			return paginate.Cursor{ID: c.ID, CreatedAt: c.CreatedAt}
 //		})
 //
+// [ResponseOf] shapes the same response around the page's own items, for an
+// endpoint that shows them as they are or encodes them itself.
+//
 // The package depends only on the standard library (and internal/utcmicro,
 // which formats the cursor's time), so store and handler packages alike can
 // depend on it.
