@@ -11,8 +11,8 @@ import (
 	"github.com/latchkey-dev/latchkey/store"
 )
 
-// jsonItem is a listed contact as encoding/json would write it, the reference the hand
-// encoder must match byte for byte.
+// jsonItem is a listed contact as encoding/json would write it, the
+// reference the hand encoder must match byte for byte.
 type jsonItem struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`

@@ -62,11 +62,11 @@ type authKey struct{}
 // One context value holds both, so a request gains one context, not two.
 type requestAuth struct {
 	principal Principal
-	pending   *pendingCheck // nil once checked
+	pending   *pendingCheck // nil when the token was checked before the handler ran
 }
 
-// PrincipalFromContext returns the principal [Verifier.Middleware] stored in
-// ctx, and whether there was one.
+// PrincipalFromContext returns the principal [Verifier.Middleware] (or
+// [Verifier.DeferredMiddleware]) stored in ctx, and whether there was one.
 func PrincipalFromContext(ctx context.Context) (Principal, bool) {
 	a, ok := ctx.Value(authKey{}).(*requestAuth)
 	if !ok {
