@@ -177,6 +177,13 @@ func (p *connPool) take(ctx context.Context) (*sqlite.Conn, error) {
 		return nil, errClosed
 	default:
 	}
+	// An idle connection is taken without waiting, and without asking ctx
+	// for its Done channel, which a request's context makes on first use.
+	select {
+	case c := <-p.idle:
+		return c, nil
+	default:
+	}
 	select {
 	case c := <-p.idle:
 		return c, nil

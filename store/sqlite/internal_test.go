@@ -111,6 +111,37 @@ func TestOpen_PragmasOnEveryConnection(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded, "the pool holds MaxOpenConns connections")
 }
 
+// doneSpy is a context that records whether its Done channel was asked
+// for.
+type doneSpy struct {
+	context.Context
+	asked bool
+}
+
+func (d *doneSpy) Done() <-chan struct{} {
+	d.asked = true
+	return d.Context.Done()
+}
+
+// TestConnPool_TakeIdleWithoutWaiting: an idle connection is taken without
+// asking the context for its Done channel (a request's context makes one on
+// first use); only a take that has to wait does.
+func TestConnPool_TakeIdleWithoutWaiting(t *testing.T) {
+	s := openFile(t, filepath.Join(t.TempDir(), "p.db"), &Options{MaxOpenConns: 1})
+	ctx := &doneSpy{Context: t.Context()}
+	c, err := s.readers.take(ctx)
+	require.NoError(t, err)
+	defer s.readers.put(c)
+	require.False(t, ctx.asked, "Done was asked for with an idle connection")
+
+	short, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	waiting := &doneSpy{Context: short}
+	_, err = s.readers.take(waiting)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.True(t, waiting.asked)
+}
+
 func TestOpen_DefaultBusyTimeout(t *testing.T) {
 	s := openFile(t, filepath.Join(t.TempDir(), "p.db"), nil)
 	withWriter(t, s, func(c *sqlite.Conn) { require.Equal(t, "5000", pragma(t, c, "busy_timeout")) })
