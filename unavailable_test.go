@@ -3,7 +3,6 @@ package latchkey_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/latchkey-dev/latchkey"
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
@@ -36,31 +34,28 @@ func (s failingListStore) ListContactsVersioned(ctx context.Context, projectID s
 
 // TestContacts_StoreDownOnSQLite: when SQLite cannot be read during an
 // authenticated list's combined read (a warm token, its check pending), the
-// list is answered 503 unavailable with Retry-After, over HTTP, and nothing
-// of the page; once the store reads again, the list is served. The
-// PostgreSQL counterpart is TestContacts_StoreDownOnPostgres.
+// list is answered 503 unavailable with Retry-After, over HTTP and as the
+// OpenAPI document says, and nothing of the page; once the store reads
+// again, the list is served. The PostgreSQL counterpart is
+// TestContacts_StoreDownOnPostgres.
 func TestContacts_StoreDownOnSQLite(t *testing.T) {
 	sq, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "l.db"), &sqlite.Options{Logger: testLogger(t)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sq.Close() })
 	st := failingListStore{Store: sq, down: new(atomic.Bool)}
-	lk := newLatchkey(t, st, &latchkey.Options{})
+	lk, h := newPathLatchkey(t, st, nil)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	contract(t).WrapClient(srv.Client()) // every exchange checked against the OpenAPI document
+	in := instance{lk: lk, url: srv.URL, client: srv.Client()}
 	createContact(t, st, "default", "Secret Contact")
 	_, apiKey, err := lk.APIKeys().Create(context.Background(), "default", "down")
 	require.NoError(t, err)
-	srv := httptest.NewServer(lk.Handler())
-	t.Cleanup(srv.Close)
 	get := func() (*http.Response, string) {
 		t.Helper()
-		req, err := http.NewRequest("GET", srv.URL+"/v1/contacts", nil)
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+apiKey)
-		res, err := srv.Client().Do(req)
-		require.NoError(t, err)
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		require.NoError(t, err)
-		return res, string(b)
+		res, body := in.do(t, "GET", "/v1/contacts", apiKey, "")
+		require.NotNil(t, res, body)
+		return res, body
 	}
 	for range 3 { // the first use checks the token at once; later ones combine
 		res, body := get()
