@@ -192,18 +192,19 @@ func (s *Store) listContacts(ctx context.Context, op, projectID string, req pagi
 	}
 	pt := newPageText(req.Limit)
 	var ver uint64
-	err := s.read(ctx, func(conn *sqlite.Conn) error {
+	err := s.read(ctx, func(conn *sqlite.Conn) (err error) {
 		var dv *sqlite.Stmt
 		if versioned {
 			// Read first: its open statement holds the read
 			// transaction that the page is read in.
-			var err error
 			if dv, err = s.version.begin(conn); err != nil {
 				return err
 			}
-			if dv != nil {
-				defer dv.Reset() // on error; end resets it otherwise
-			}
+			defer func() {
+				if err != nil && dv != nil {
+					_ = dv.Reset() // end resets it on success
+				}
+			}()
 		}
 		query, after := listQuery(req)
 		stmt, err := conn.Prepare(query)
