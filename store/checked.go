@@ -33,7 +33,7 @@ type TokenRecords struct {
 // signature and claims decides from the records whether the page may be
 // sent, so that an authenticated list costs one read instead of one per
 // record plus the list. store/postgres implements it with one statement
-// (one round trip).
+// (one round trip, which concurrent calls share).
 //
 // Callers discover it with a type assertion on the store they were given:
 //

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/latchkey-dev/latchkey/paginate"
@@ -99,7 +100,8 @@ func checkedSQL(projectID string, ids store.TokenRecordIDs, after paginate.Curso
 }
 
 // ListContactsChecked returns the page ListContacts returns and the records
-// ids names, read by one statement: one round trip, one snapshot. See
+// ids names, read by one statement: one snapshot, and one round trip, which
+// concurrent calls share (the statement is pipelined, see pipeline.go). See
 // [store.CheckedContactLister].
 func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids store.TokenRecordIDs, req paginate.Request) (store.TokenRecords, paginate.Page[store.Contact], error) {
 	const op = "list contacts checked"
@@ -111,15 +113,13 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 	}
 	limit, fetch := pageSize(req)
 	sql, args := checkedSQL(projectID, ids, req.After, fetch)
-	var recs store.TokenRecords
-	var items []store.Contact
-	err := s.read(ctx, op, func(q querier) error {
+	var (
+		recs  store.TokenRecords
+		items []store.Contact
+	)
+	err := s.readPipelined(ctx, op, func() {
 		recs, items = store.TokenRecords{}, make([]store.Contact, 0, min(fetch, paginate.MaxLimit+1))
-		rows, err := q.Query(ctx, sql, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
+	}, pipelinedStatement{sql: sql, args: args, scan: func(rows pgx.Rows) error {
 		var row checkedRow
 		dest := row.dest()
 		for rows.Next() {
@@ -136,7 +136,7 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 			}
 		}
 		return rows.Err()
-	})
+	}})
 	if err != nil {
 		return store.TokenRecords{}, paginate.Page[store.Contact]{}, err
 	}

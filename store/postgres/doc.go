@@ -81,6 +81,15 @@
 // (a restart, a failover, pg_terminate_backend) are replaced without failing
 // a call and without a round trip.
 //
+// The read every authenticated list makes (ListContactsChecked: the page
+// and the token's records in one statement) is pipelined across callers:
+// a few connections of the pool (Options.PipelineConns) each send every
+// such read that is waiting as one batch, one round trip for all of them,
+// so that under load the server and PostgreSQL spend a write, a read and a
+// wake-up per batch rather than per request. Each statement still runs
+// after its call began, so it sees every write committed before; a read
+// that a failing neighbour in its batch kept from running is run again.
+//
 // Tests of this package, and of any package that needs a PostgreSQL
 // database, get a fresh one from package pgtest.
 package postgres

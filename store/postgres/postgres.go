@@ -27,6 +27,7 @@ type Store struct {
 	acquireTimeout time.Duration
 	closed         atomic.Bool
 	watch          *watcher
+	pipe           *pipeline
 
 	prunePeriod time.Duration
 	pruneMu     sync.Mutex
@@ -59,6 +60,9 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	}
 	if o.MaxConns < 0 || o.MaxConns > math.MaxInt32 {
 		return nil, fmt.Errorf("postgres: Options.MaxConns %d out of range", o.MaxConns)
+	}
+	if o.PipelineConns < 0 {
+		return nil, fmt.Errorf("postgres: Options.PipelineConns %d out of range", o.PipelineConns)
 	}
 	switch {
 	case o.MaxConns > 0:
@@ -96,6 +100,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 			return nil, err
 		}
 	}
+	s.pipe = newPipeline(s, min(o.PipelineConns, int(cfg.MaxConns)))
 	return s, nil
 }
 
@@ -107,6 +112,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.watch.close()
+	s.pipe.close()
 	s.pool.Close()
 	return nil
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Every statement and transaction of the store runs through [Store.run] or
-// [Store.inTx], which retry it when that is safe:
+// Every statement and transaction of the store runs through [Store.run],
+// [Store.readPipelined] or [Store.inTx], which retry it when that is safe:
 //
 //   - A serialization failure or deadlock (40001, 40P01) rolled the
 //     statement or transaction back: it runs again, up to maxAttempts times
@@ -26,6 +26,9 @@ import (
 //     before writing), and a transaction runs again once when the failure
 //     came before its COMMIT was sent (the server rolls back a transaction
 //     whose connection is lost).
+//   - A pipelined read whose statements the server skipped (because another
+//     read's statement in the same batch failed first) did not run:
+//     it runs again, up to maxAttempts times in all, at once.
 //
 // When the outcome of a write cannot be known (its statement or COMMIT was
 // sent and the connection broke before the answer came), the call returns an
@@ -82,18 +85,38 @@ func (s *Store) write(ctx context.Context, op string, fn func(q querier) error) 
 // run runs fn on a connection of the pool. fn must not keep state across
 // calls: it may run several times.
 func (s *Store) run(ctx context.Context, op string, a access, fn func(q querier) error) error {
+	return s.retry(ctx, op, a, func() error { return s.once(ctx, fn) })
+}
+
+// readPipelined runs stmts, the statements of one read, in the store's
+// pipeline (see pipeline.go), retrying as described above; a read whose
+// statements the server skipped because another read of their batch failed
+// runs again. newRun is called before each attempt, to reset what the
+// statements' scan functions fill.
+func (s *Store) readPipelined(ctx context.Context, op string, newRun func(), stmts ...pipelinedStatement) error {
+	return s.retry(ctx, op, reads, func() error {
+		newRun()
+		return s.pipe.read(ctx, stmts)
+	})
+}
+
+// retry makes attempts of a call until one succeeds or the rules above stop
+// it, and returns the last error translated for op.
+func (s *Store) retry(ctx context.Context, op string, a access, attempt func() error) error {
 	retried := false
-	for attempt := 0; ; attempt++ {
-		err := s.once(ctx, fn)
+	for n := 0; ; n++ {
+		err := attempt()
 		if err == nil {
 			return nil
 		}
 		switch {
 		case ctx.Err() != nil:
-		case serializationFailure(err) && attempt+1 < maxAttempts:
-			if s.pause(ctx, attempt) {
+		case serializationFailure(err) && n+1 < maxAttempts:
+			if s.pause(ctx, n) {
 				continue
 			}
+		case errors.Is(err, errSkippedInBatch) && n+1 < maxAttempts:
+			continue
 		case connectionLost(err) && !retried && (a == reads || notSent(err)):
 			retried = true
 			continue
