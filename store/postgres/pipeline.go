@@ -130,12 +130,18 @@ func (p *pipeline) read(ctx context.Context, stmts []pipelinedStatement) error {
 		if r.state.CompareAndSwap(readQueued, readAbandoned) {
 			return errClosed
 		}
-		<-r.done // a lane sent it: close waits for its answer
-		return r.err
+		// A lane sent it before close: its answer comes.
 	case <-ctx.Done():
 		if !r.state.CompareAndSwap(readQueued, readAbandoned) {
 			r.batch.release()
 		}
+		return ctx.Err()
+	}
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		r.batch.release()
 		return ctx.Err()
 	}
 }
