@@ -60,7 +60,6 @@ type pipelinedStatement struct {
 
 // pipelinedRead is one call's statements on their way through a lane.
 type pipelinedRead struct {
-	ctx   context.Context
 	stmts []pipelinedStatement
 	state atomic.Int32 // readQueued, readSent or readAbandoned
 	batch *batch       // set before state becomes readSent
@@ -115,7 +114,7 @@ func (p *pipeline) close() {
 // ctx ends first (the read is then not sent, or its answer dropped), or
 // errClosed after close.
 func (p *pipeline) read(ctx context.Context, stmts []pipelinedStatement) error {
-	r := &pipelinedRead{ctx: ctx, stmts: stmts, done: make(chan struct{})}
+	r := &pipelinedRead{stmts: stmts, done: make(chan struct{})}
 	select {
 	case p.reads <- r:
 	case <-p.closed:
