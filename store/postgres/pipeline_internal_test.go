@@ -20,33 +20,41 @@ import (
 // waiting on the server.
 const blockerLock = 7243
 
-// blockedLane opens a store with one pipelined connection and sends a read
-// that waits on the server for an advisory lock the returned connection
-// holds, so that the lane is busy until the test calls unblock. The
-// blocker's error arrives on the returned channel.
-func blockedLane(t *testing.T) (s *Store, raw *pgx.Conn, unblock func(), blocker <-chan error) {
+// lockedStore opens a store with one pipelined connection on a new
+// database and takes blockerLock on a connection of its own, held until
+// the test releases it (unlock) or ends.
+func lockedStore(t *testing.T) (s *Store, url string, unlock func()) {
 	t.Helper()
-	url := pgtest.NewDatabase(t)
+	url = pgtest.NewDatabase(t)
 	s, err := Open(t.Context(), url, &Options{Logger: testDiscard, PipelineConns: 1})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	raw = rawConn(t, url)
+	raw := rawConn(t, url)
 	_, err = raw.Exec(t.Context(), `SELECT pg_advisory_lock($1)`, blockerLock)
 	require.NoError(t, err)
-	errc := make(chan error, 1)
-	go func() {
-		errc <- s.pipe.read(context.Background(), []pipelinedStatement{lockStatement()})
-	}()
-	waitBlocked(t, rawConn(t, url), 1)
 	var once sync.Once
-	unblock = func() {
+	unlock = func() {
 		once.Do(func() {
 			_, err := raw.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, blockerLock)
 			require.NoError(t, err)
 		})
 	}
-	t.Cleanup(unblock)
-	return s, raw, unblock, errc
+	t.Cleanup(unlock)
+	return s, url, unlock
+}
+
+// blockedLane is lockedStore with its lane busy: a read waits on the
+// server for blockerLock until the test calls unblock. The blocker's error
+// arrives on the returned channel.
+func blockedLane(t *testing.T) (s *Store, unblock func(), blocker <-chan error) {
+	t.Helper()
+	s, url, unblock := lockedStore(t)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- s.pipe.read(context.Background(), []pipelinedStatement{lockStatement()})
+	}()
+	waitBlocked(t, rawConn(t, url), 1)
+	return s, unblock, errc
 }
 
 // lockStatement waits for blockerLock, held until its batch ends.
@@ -88,7 +96,7 @@ func checkedFixture(t *testing.T, s *Store, p string, limit int) (store.TokenRec
 // wait; when it is free, it sends all of them in one batch (one round
 // trip), and each gets its own answer.
 func TestPipeline_WaitingReadsShareABatch(t *testing.T) {
-	s, _, unblock, blocker := blockedLane(t)
+	s, unblock, blocker := blockedLane(t)
 	ids, want := checkedFixture(t, s, "p", 5)
 	batches, statements := s.pipe.batches.Load(), s.pipe.statements.Load()
 
@@ -121,11 +129,11 @@ func TestPipeline_WaitingReadsShareABatch(t *testing.T) {
 	assert.Equal(t, statements+n, s.pipe.statements.Load())
 }
 
-// TestPipeline_FailedStatementSparesItsBatch: a statement that fails skips
-// the rest of its batch on the server (25P02); the reads after it run again
-// and get their answers, and only the failing read returns an error.
+// TestPipeline_FailedStatementSparesItsBatch: a statement that fails makes
+// the server skip the rest of its batch; the reads after it run again and
+// get their answers, and only the failing read returns an error.
 func TestPipeline_FailedStatementSparesItsBatch(t *testing.T) {
-	s, _, unblock, blocker := blockedLane(t)
+	s, unblock, blocker := blockedLane(t)
 	ids, want := checkedFixture(t, s, "p", 5)
 
 	failed := make(chan error, 1)
@@ -160,7 +168,7 @@ func TestPipeline_FailedStatementSparesItsBatch(t *testing.T) {
 // TestPipeline_AbandonedReadIsNotSent: a read whose context ends while it
 // waits for a lane returns the context's error at once and is never sent.
 func TestPipeline_AbandonedReadIsNotSent(t *testing.T) {
-	s, _, unblock, blocker := blockedLane(t)
+	s, unblock, blocker := blockedLane(t)
 	ids, _ := checkedFixture(t, s, "p", 5)
 	statements := s.pipe.statements.Load()
 
@@ -184,14 +192,8 @@ func TestPipeline_AbandonedReadIsNotSent(t *testing.T) {
 // batch gives up while the server holds it, the batch is cancelled and its
 // lane serves the next reads, though the server would hold it still.
 func TestPipeline_BatchNobodyWaitsForIsCancelled(t *testing.T) {
-	url := pgtest.NewDatabase(t)
-	s, err := Open(t.Context(), url, &Options{Logger: testDiscard, PipelineConns: 1})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
+	s, url, _ := lockedStore(t)
 	ids, want := checkedFixture(t, s, "p", 5)
-	raw := rawConn(t, url)
-	_, err = raw.Exec(t.Context(), `SELECT pg_advisory_lock($1)`, blockerLock)
-	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -213,7 +215,7 @@ func TestPipeline_BatchNobodyWaitsForIsCancelled(t *testing.T) {
 // the store's closed error, lets the batch on the server finish and
 // answer, and later reads fail.
 func TestPipeline_Close(t *testing.T) {
-	s, _, unblock, blocker := blockedLane(t)
+	s, unblock, blocker := blockedLane(t)
 	ids, _ := checkedFixture(t, s, "p", 5)
 	errc := make(chan error, 1)
 	go func() {
