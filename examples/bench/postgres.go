@@ -309,16 +309,10 @@ func rotate(client *http.Client, base, rt string) (string, error) {
 }
 
 // showSetting returns a setting of the server of db, as SHOW prints it.
-func showSetting(db, name string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, db)
-	if err != nil {
-		return "", fmt.Errorf("connecting to %s: %w", redact(db), err)
-	}
-	defer conn.Close(context.Background())
-	var v string
-	err = conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v)
+func showSetting(db, name string) (v string, err error) {
+	err = onDatabase(db, 30*time.Second, func(ctx context.Context, conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v)
+	})
 	return v, err
 }
 
@@ -327,17 +321,24 @@ func showSetting(db, name string) (string, error) {
 // (and the first reads that set their hint bits) would land inside the
 // first measured runs.
 func vacuumAnalyze(db string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	return onDatabase(db, 10*time.Minute, func(ctx context.Context, conn *pgx.Conn) error {
+		if _, err := conn.Exec(ctx, "VACUUM ANALYZE"); err != nil {
+			return fmt.Errorf("VACUUM ANALYZE: %w", err)
+		}
+		return nil
+	})
+}
+
+// onDatabase calls fn with a connection to db, all within limit.
+func onDatabase(db string, limit time.Duration, fn func(context.Context, *pgx.Conn) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, db)
 	if err != nil {
 		return fmt.Errorf("connecting to %s: %w", redact(db), err)
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "VACUUM ANALYZE"); err != nil {
-		return fmt.Errorf("VACUUM ANALYZE: %w", err)
-	}
-	return nil
+	return fn(ctx, conn)
 }
 
 // postgresCPU returns the CPU time used so far by each process of this
