@@ -43,7 +43,8 @@ type CheckedContactLister interface {
 	// returns, and the records ids names in projectID, all read in one
 	// snapshot: a write committed by any handle before the call began is
 	// reflected in the records and in the page alike. Each record is
-	// returned whole, as its Get method returns it.
+	// returned whole, as its Get method returns it, and is the caller's:
+	// changing it changes nothing a later call returns.
 	//
 	// It returns an error matching ErrInvalid when ListContacts would, or
 	// when a non-empty id of ids is not a valid id (CheckKey); a record

@@ -19,6 +19,7 @@ func checkedListCases() []testCase {
 		{"RecordsAndPage", testCheckedRecordsAndPage},
 		{"MissingRecords", testCheckedMissing},
 		{"SeesEveryWrite", testCheckedSeesWrites},
+		{"RecordsAreTheCallers", testCheckedRecordsAreTheCallers},
 		{"InvalidArguments", testCheckedInvalid},
 	}
 }
@@ -184,6 +185,23 @@ func checkedSeesWrites(t *testing.T, w, r store.Store) {
 		require.NoErrorf(t, st.write(ctx), "%s", st.name)
 		recs, page := listChecked(t, cl, projA, f.ids(), req)
 		require.Truef(t, st.seen(recs, page), "ListContactsChecked right after %s does not show it: %+v", st.name, recs)
+	}
+}
+
+// The records a call returns are the caller's: changing them (their bytes
+// included) changes nothing a later call returns.
+func testCheckedRecordsAreTheCallers(t *testing.T, s store.Store) {
+	cl := capability[store.CheckedContactLister](t, s)
+	f := mustTokenFixture(t, s, projA, 1)
+	req := paginate.Request{Limit: 10}
+	for range 3 {
+		recs, _ := listChecked(t, cl, projA, f.ids(), req)
+		wantRecords(t, s, projA, f.ids(), recs, "ListContactsChecked after a caller changed what an earlier call returned")
+		recs.SigningKey.ID, recs.SigningKey.RetiredAt = "sk_changed", base
+		recs.SigningKey.PublicKey[0] ^= 0xff
+		recs.SigningKey.EncryptedPrivateKey[0] ^= 0xff
+		recs.APIKey.Name, recs.APIKey.RevokedAt = "changed", base
+		recs.Session.UserID, recs.Session.RevokedAt = "usr_changed", base
 	}
 }
 

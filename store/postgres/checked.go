@@ -2,7 +2,7 @@ package postgres
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,91 +17,51 @@ import (
 var _ store.CheckedContactLister = (*Store)(nil)
 
 // The pieces of the statement of ListContactsChecked (see checkedSQL). Its
-// first row holds the token's records, read by primary key, each a LEFT
-// JOIN on a one-row relation so that a missing record is NULLs rather than
-// no row; a record not asked for is not joined at all, its columns NULL.
-// That row's first column is true. The page's rows follow, their first
-// column false and the records' columns NULL, so that no row repeats the
-// records. The page is the keyset query of ListContacts
-// (listContactsFirstSQL and listContactsAfterSQL) on the contacts_keyset
-// index; a UNION ALL promises no order across its rows, so the caller
-// sorts them.
+// first row holds true, the statement's snapshot as text and the token's
+// records (latchkey_token_records, migration 0003), or NULL instead of the
+// records when the snapshot is $5, the one the records kept were read in
+// (see keptRecords); its page columns are empty. The page's rows follow, their first column false and
+// the snapshot and records NULL. The page is the keyset query of
+// ListContacts (listContactsFirstSQL and listContactsAfterSQL) on the
+// contacts_keyset index; a UNION ALL promises no order across its rows, so
+// the caller sorts them.
 const (
-	checkedSigningKeyCols = `sk.id, sk.public_key, sk.encrypted_private_key, sk.created_at, sk.retired_at`
-	checkedAPIKeyCols     = `ak.id, ak.name, ak.created_by, ak.signing_key_id, ak.created_at, ak.last_used_at, ak.revoked_at`
-	checkedAPIKeyNulls    = `NULL::text, NULL::text, NULL::text, NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz`
-	checkedSessionCols    = `f.id, f.user_id, f.generation, f.issued_at, f.expires_at, f.created_at, f.ends_at, f.revoked_at`
-	checkedSessionNulls   = `NULL::text, NULL::text, NULL::bigint, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz`
-	checkedPageNulls      = `NULL::text, NULL::text, NULL::timestamptz`
-	checkedFromSQL        = `
-	FROM (SELECT) one
-	LEFT JOIN signing_keys sk ON sk.project_id = $1 AND sk.id = $2`
-	checkedAPIKeyJoin = `
-	LEFT JOIN api_keys ak ON ak.project_id = $1 AND ak.id = $`
-	checkedSessionJoin = `
-	LEFT JOIN refresh_families f ON f.project_id = $1 AND f.id = $`
-	checkedPageSQL = `
-	UNION ALL (SELECT false,
-	NULL, NULL, NULL, NULL, NULL,
-	NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-	NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-	id, name, created_at FROM contacts
+	checkedRecordsSQL = `SELECT true, pg_current_snapshot()::text,
+	CASE WHEN pg_current_snapshot()::text = $5 THEN NULL ELSE latchkey_token_records($1, $2, $3, $4) END,
+	'', '', NULL::timestamptz
+	UNION ALL (SELECT false, NULL, NULL, id, name, created_at FROM contacts
 	WHERE project_id = $1`
+	checkedAfterSQL = ` AND (created_at, id) > ($6, $7)`
 	checkedOrderSQL = `
 	ORDER BY created_at, id LIMIT `
 )
 
-// checkedSQL returns the statement of ListContactsChecked reading the
-// records ids names and fetch rows of the page, from the start or after a
-// cursor, and its arguments.
+// checkedSQL returns the statement of ListContactsChecked reading the page
+// of fetch rows from the start or after a cursor, and its arguments: the
+// records ids names are read unless snapshot is the statement's own.
 //
 // The LIMIT is a constant of the text, not a parameter: with a parameter,
 // PostgreSQL's plan cache costs the generic plan for a tenth of the table,
 // finds it dearer than a custom plan and plans the statement again at every
 // execution; with a constant the generic plan costs the same and is kept
-// after five runs. The texts (per kind of token and page size, a few
+// after five runs. The texts (per page size and cursor or none, a few
 // hundred at most) are prepared once per connection by pgx's statement
 // cache.
-func checkedSQL(projectID string, ids store.TokenRecordIDs, after paginate.Cursor, fetch int) (string, []any) {
-	var b strings.Builder
-	b.Grow(1024)
-	args := make([]any, 2, 6)
-	args[0], args[1] = projectID, ids.SigningKeyID
-	b.WriteString("SELECT true, " + checkedSigningKeyCols + ",\n\t")
-	apiKey, session := ids.APIKeyID != "", ids.SessionID != ""
-	if apiKey {
-		b.WriteString(checkedAPIKeyCols)
-	} else {
-		b.WriteString(checkedAPIKeyNulls)
-	}
-	b.WriteString(",\n\t")
-	if session {
-		b.WriteString(checkedSessionCols)
-	} else {
-		b.WriteString(checkedSessionNulls)
-	}
-	b.WriteString(",\n\t" + checkedPageNulls + checkedFromSQL)
-	if apiKey {
-		args = append(args, ids.APIKeyID)
-		b.WriteString(checkedAPIKeyJoin + strconv.Itoa(len(args)))
-	}
-	if session {
-		args = append(args, ids.SessionID)
-		b.WriteString(checkedSessionJoin + strconv.Itoa(len(args)))
-	}
-	b.WriteString(checkedPageSQL)
+func checkedSQL(projectID string, ids store.TokenRecordIDs, snapshot string, after paginate.Cursor, fetch int) (string, []any) {
+	args := []any{projectID, ids.SigningKeyID, ids.APIKeyID, ids.SessionID, snapshot}
+	sql := checkedRecordsSQL
 	if !after.IsZero() {
-		n := len(args)
-		fmt.Fprintf(&b, " AND (created_at, id) > ($%d, $%d)", n+1, n+2)
+		sql += checkedAfterSQL
 		args = append(args, dbTime(after.CreatedAt), after.ID)
 	}
-	b.WriteString(checkedOrderSQL + strconv.Itoa(fetch) + ")")
-	return b.String(), args
+	return sql + checkedOrderSQL + strconv.Itoa(fetch) + ")", args
 }
 
 // ListContactsChecked returns the page ListContacts returns and the records
 // ids names, read by one statement: one snapshot, and one round trip, which
-// concurrent calls share (the statement is pipelined, see pipeline.go). See
+// concurrent calls share (the statement is pipelined, see pipeline.go).
+// The statement reads the records only when its snapshot differs from the
+// one they were last read in (see keptRecords). See
 // [store.CheckedContactLister].
 func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids store.TokenRecordIDs, req paginate.Request) (store.TokenRecords, paginate.Page[store.Contact], error) {
 	const op = "list contacts checked"
@@ -111,34 +71,73 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 	if err := store.CheckTokenRecordIDs(projectID, ids); err != nil {
 		return store.TokenRecords{}, paginate.Page[store.Contact]{}, check(op, err)
 	}
+	key := keptKey{projectID, ids}
+	kept := s.kept.get(key)
+	known := ""
+	if kept != nil {
+		known = kept.snapshot
+	}
 	limit, fetch := pageSize(req)
-	sql, args := checkedSQL(projectID, ids, req.After, fetch)
+	sql, args := checkedSQL(projectID, ids, known, req.After, fetch)
 	var (
-		recs  store.TokenRecords
+		read  *keptEntry // the records as this statement read them, if it did
+		seen  bool       // the statement returned its records row
 		items []store.Contact
 	)
 	err := s.readPipelined(ctx, op, func() {
-		recs, items = store.TokenRecords{}, make([]store.Contact, 0, min(fetch, paginate.MaxLimit+1))
+		read, seen, items = nil, false, make([]store.Contact, 0, min(fetch, paginate.MaxLimit+1))
 	}, pipelinedStatement{sql: sql, args: args, scan: func(rows pgx.Rows) error {
-		var row checkedRow
-		dest := row.dest()
+		var (
+			isRecords bool
+			snapshot  pgtype.Text
+			recs      tokenRecordsField
+			id, name  string
+			at        pgtype.Timestamptz
+		)
+		dest := []any{&isRecords, &snapshot, &recs, &id, &name, &at}
 		for rows.Next() {
+			recs.null = false // a page row before the records row sets it
 			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
-			switch {
-			case row.isRecords:
-				recs = row.records(projectID)
-				// No other row holds records: skip their columns.
-				clear(dest[1 : len(dest)-3])
-			case row.cID.Valid:
-				items = append(items, store.Contact{ProjectID: projectID, ID: row.cID.String, Name: row.cName.String, CreatedAt: row.cAt.Time.UTC()})
+			if !isRecords {
+				items = append(items, store.Contact{ProjectID: projectID, ID: id, Name: name, CreatedAt: at.Time.UTC()})
+				continue
 			}
+			switch {
+			case seen || !snapshot.Valid || snapshot.String == "":
+				return errBadRecordsRow
+			case !recs.null:
+				if recs.scanned != len(recs.fields) {
+					return errBadRecordsRow
+				}
+				read = &keptEntry{snapshot: snapshot.String, recs: recs.row.records(projectID)}
+			case kept == nil || snapshot.String != known:
+				// Only the snapshot passed in makes the records
+				// NULL: fail closed if anything else did.
+				return errBadRecordsRow
+			}
+			seen = true
+			// No other row holds the snapshot or records.
+			dest[1], dest[2] = nil, nil
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if !seen {
+			return errBadRecordsRow
+		}
+		return nil
 	}})
 	if err != nil {
 		return store.TokenRecords{}, paginate.Page[store.Contact]{}, err
+	}
+	var recs store.TokenRecords
+	if read != nil {
+		s.kept.put(key, read)
+		recs = copyRecords(read.recs)
+	} else {
+		recs = copyRecords(kept.recs) // its snapshot is the statement's
 	}
 	// Nearly always sorted already: a check of each neighbour.
 	if !slices.IsSortedFunc(items, compareContacts) {
@@ -146,6 +145,12 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 	}
 	return recs, paginate.PageOf(items, limit), nil
 }
+
+// errBadRecordsRow is the error of a checked read whose answer has no
+// row of the snapshot and records, more than one, one whose record has
+// other fields than recordsRow, or one that says records it was not given
+// are current.
+var errBadRecordsRow = errors.New("postgres: the checked read returned no usable row of token records")
 
 // compareContacts orders contacts as the list does: by CreatedAt, then ID
 // byte by byte.
@@ -156,9 +161,38 @@ func compareContacts(a, b store.Contact) int {
 	return strings.Compare(a.ID, b.ID)
 }
 
-// checkedRow is one row of checkedFirstSQL or checkedAfterSQL.
-type checkedRow struct {
-	isRecords                    bool
+// tokenRecordsField scans the record latchkey_token_records returns: NULL
+// when the records kept are current, else the token's records.
+type tokenRecordsField struct {
+	null    bool
+	row     recordsRow
+	fields  []any // row's fields, in the function's order
+	scanned int   // the fields the record had
+}
+
+// ScanNull implements pgtype.CompositeIndexScanner.
+func (f *tokenRecordsField) ScanNull() error {
+	f.null = true
+	return nil
+}
+
+// ScanIndex implements pgtype.CompositeIndexScanner.
+func (f *tokenRecordsField) ScanIndex(i int) any {
+	if f.fields == nil {
+		f.fields = f.row.dest()
+	}
+	f.scanned = i + 1
+	if i >= len(f.fields) {
+		return nil // the field is skipped, and scanned tells
+	}
+	return f.fields[i]
+}
+
+// recordsRow is the record latchkey_token_records returns: true, then the
+// columns of the signing key, the API key and the session, each NULL where
+// the join found no row.
+type recordsRow struct {
+	present                      bool
 	skID                         pgtype.Text
 	skPub, skSealed              []byte
 	skAt, skRetired              pgtype.Timestamptz
@@ -168,24 +202,20 @@ type checkedRow struct {
 	fGen                         pgtype.Int8
 	fIssued, fExpires, fAt       pgtype.Timestamptz
 	fEnds, fRevoked              pgtype.Timestamptz
-	cID, cName                   pgtype.Text
-	cAt                          pgtype.Timestamptz
 }
 
-// dest returns the scan destinations of the row's columns, in order; the
-// page's three come last.
-func (r *checkedRow) dest() []any {
+// dest returns the scan destinations of the row's fields, in order.
+func (r *recordsRow) dest() []any {
 	return []any{
-		&r.isRecords,
+		&r.present,
 		&r.skID, &r.skPub, &r.skSealed, &r.skAt, &r.skRetired,
 		&r.akID, &r.akName, &r.akBy, &r.akSigner, &r.akAt, &r.akUsed, &r.akRevoked,
 		&r.fID, &r.fUser, &r.fGen, &r.fIssued, &r.fExpires, &r.fAt, &r.fEnds, &r.fRevoked,
-		&r.cID, &r.cName, &r.cAt,
 	}
 }
 
 // records returns the records of the row, nil where the join found none.
-func (r *checkedRow) records(projectID string) store.TokenRecords {
+func (r *recordsRow) records(projectID string) store.TokenRecords {
 	var recs store.TokenRecords
 	if r.skID.Valid {
 		recs.SigningKey = &store.SigningKey{

@@ -28,6 +28,7 @@ type Store struct {
 	closed         atomic.Bool
 	watch          *watcher
 	pipe           *pipeline
+	kept           keptRecords
 
 	prunePeriod time.Duration
 	pruneMu     sync.Mutex
