@@ -89,6 +89,11 @@
 // wake-up per batch rather than per request. Each statement still runs
 // after its call began, so it sees every write committed before; a read
 // that a failing neighbour in its batch kept from running is run again.
+// The statement reads the token's records only when its snapshot is not the
+// one the records kept from an earlier statement were read in (see
+// keptRecords): equal snapshots see the same commits, so the records kept
+// are the ones it would read. It needs PostgreSQL 13 or newer
+// (pg_current_snapshot).
 //
 // Tests of this package, and of any package that needs a PostgreSQL
 // database, get a fresh one from package pgtest.
