@@ -20,11 +20,11 @@ var _ store.CheckedContactLister = (*Store)(nil)
 // first row holds true, the statement's snapshot as text and the token's
 // records (latchkey_token_records, migration 0003), or NULL instead of the
 // records when the snapshot is $5, the one the records kept were read in
-// (see keptRecords); its page columns are empty. The page's rows follow, their first column false and
-// the snapshot and records NULL. The page is the keyset query of
-// ListContacts (listContactsFirstSQL and listContactsAfterSQL) on the
-// contacts_keyset index; a UNION ALL promises no order across its rows, so
-// the caller sorts them.
+// (see keptRecords); its page columns are empty. The page's rows follow,
+// their first column false and the snapshot and records NULL. The page is
+// the keyset query of ListContacts (listContactsFirstSQL and
+// listContactsAfterSQL) on the contacts_keyset index; a UNION ALL promises
+// no order across its rows, so the caller sorts them.
 const (
 	checkedRecordsSQL = `SELECT true, pg_current_snapshot()::text,
 	CASE WHEN pg_current_snapshot()::text = $5 THEN NULL ELSE latchkey_token_records($1, $2, $3, $4) END,
