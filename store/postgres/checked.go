@@ -20,14 +20,17 @@ var _ store.CheckedContactLister = (*Store)(nil)
 // first row holds true, the statement's snapshot as text and the token's
 // records (latchkey_token_records, migration 0003), or NULL instead of the
 // records when the snapshot is $5, the one the records kept were read in
-// (see keptRecords); its page columns are empty. The page's rows follow,
+// (see keptRecords), on a primary: a hot standby's snapshot lists the
+// transactions in progress elsewhere than pg_current_snapshot shows, so
+// there the records are always read. Its page columns are empty. The page's rows follow,
 // their first column false and the snapshot and records NULL. The page is
 // the keyset query of ListContacts (listContactsFirstSQL and
 // listContactsAfterSQL) on the contacts_keyset index; a UNION ALL promises
 // no order across its rows, so the caller sorts them.
 const (
 	checkedRecordsSQL = `SELECT true, pg_current_snapshot()::text,
-	CASE WHEN pg_current_snapshot()::text = $5 THEN NULL ELSE latchkey_token_records($1, $2, $3, $4) END,
+	CASE WHEN pg_current_snapshot()::text = $5 AND NOT pg_is_in_recovery() THEN NULL
+	ELSE latchkey_token_records($1, $2, $3, $4) END,
 	'', '', NULL::timestamptz
 	UNION ALL (SELECT false, NULL, NULL, id, name, created_at FROM contacts
 	WHERE project_id = $1`
