@@ -111,7 +111,7 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 			case seen || !snapshot.Valid || snapshot.String == "":
 				return errBadRecordsRow
 			case !recs.null:
-				if recs.scanned != len(recs.fields) {
+				if recs.scanned != len(recs.fields) || !recs.row.present {
 					return errBadRecordsRow
 				}
 				read = &keptEntry{snapshot: snapshot.String, recs: recs.row.records(projectID)}
