@@ -22,11 +22,12 @@ var _ store.CheckedContactLister = (*Store)(nil)
 // records when the snapshot is $5, the one the records kept were read in
 // (see keptRecords), on a primary: a hot standby's snapshot lists the
 // transactions in progress elsewhere than pg_current_snapshot shows, so
-// there the records are always read. Its page columns are empty. The page's rows follow,
-// their first column false and the snapshot and records NULL. The page is
-// the keyset query of ListContacts (listContactsFirstSQL and
-// listContactsAfterSQL) on the contacts_keyset index; a UNION ALL promises
-// no order across its rows, so the caller sorts them.
+// there the records are always read. Its page columns are empty. The
+// page's rows follow, their first column false and the snapshot and
+// records NULL. The page is the keyset query of ListContacts
+// (listContactsFirstSQL and listContactsAfterSQL) on the contacts_keyset
+// index; a UNION ALL promises no order across its rows, so the caller
+// sorts them.
 const (
 	checkedRecordsSQL = `SELECT true, pg_current_snapshot()::text,
 	CASE WHEN pg_current_snapshot()::text = $5 AND NOT pg_is_in_recovery() THEN NULL
@@ -82,71 +83,85 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 	}
 	limit, fetch := pageSize(req)
 	sql, args := checkedSQL(projectID, ids, known, req.After, fetch)
-	var (
-		read  *keptEntry // the records as this statement read them, if it did
-		seen  bool       // the statement returned its records row
-		items []store.Contact
-	)
+	var a checkedAnswer
 	err := s.readPipelined(ctx, op, func() {
-		read, seen, items = nil, false, make([]store.Contact, 0, min(fetch, paginate.MaxLimit+1))
+		a = checkedAnswer{items: make([]store.Contact, 0, min(fetch, paginate.MaxLimit+1))}
 	}, pipelinedStatement{sql: sql, args: args, scan: func(rows pgx.Rows) error {
-		var (
-			isRecords bool
-			snapshot  pgtype.Text
-			recs      tokenRecordsField
-			id, name  string
-			at        pgtype.Timestamptz
-		)
-		dest := []any{&isRecords, &snapshot, &recs, &id, &name, &at}
-		for rows.Next() {
-			recs.null = false // a page row before the records row sets it
-			if err := rows.Scan(dest...); err != nil {
-				return err
-			}
-			if !isRecords {
-				items = append(items, store.Contact{ProjectID: projectID, ID: id, Name: name, CreatedAt: at.Time.UTC()})
-				continue
-			}
-			switch {
-			case seen || !snapshot.Valid || snapshot.String == "":
-				return errBadRecordsRow
-			case !recs.null:
-				if recs.scanned != len(recs.fields) || !recs.row.present {
-					return errBadRecordsRow
-				}
-				read = &keptEntry{snapshot: snapshot.String, recs: recs.row.records(projectID)}
-			case kept == nil || snapshot.String != known:
-				// Only the snapshot passed in makes the records
-				// NULL: fail closed if anything else did.
-				return errBadRecordsRow
-			}
-			seen = true
-			// No other row holds the snapshot or records.
-			dest[1], dest[2] = nil, nil
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if !seen {
-			return errBadRecordsRow
-		}
-		return nil
+		return a.scan(rows, projectID)
 	}})
 	if err != nil {
 		return store.TokenRecords{}, paginate.Page[store.Contact]{}, err
 	}
 	var recs store.TokenRecords
-	if read != nil {
-		s.kept.put(key, read)
-		recs = copyRecords(read.recs)
-	} else {
+	switch {
+	case a.recs != nil:
+		s.kept.put(key, &keptEntry{snapshot: a.snapshot, recs: *a.recs})
+		recs = copyRecords(*a.recs)
+	case kept != nil && a.snapshot == known:
 		recs = copyRecords(kept.recs) // its snapshot is the statement's
+	default:
+		// Only the snapshot passed in leaves the records NULL: fail
+		// closed if anything else did.
+		return store.TokenRecords{}, paginate.Page[store.Contact]{}, wrap(op, errBadRecordsRow)
 	}
+	items := a.items
 	// Nearly always sorted already: a check of each neighbour.
 	if !slices.IsSortedFunc(items, compareContacts) {
 		slices.SortFunc(items, compareContacts)
 	}
 	return recs, paginate.PageOf(items, limit), nil
+}
+
+// checkedAnswer is what ListContactsChecked's statement returned.
+type checkedAnswer struct {
+	snapshot string              // the statement's snapshot
+	recs     *store.TokenRecords // nil when the statement left them NULL
+	items    []store.Contact     // the page's rows, in the order they came
+}
+
+// scan reads the statement's rows into a. It fails with errBadRecordsRow
+// unless exactly one records row came, with a snapshot and a record of
+// recordsRow's fields or NULL.
+func (a *checkedAnswer) scan(rows pgx.Rows, projectID string) error {
+	var (
+		isRecords bool
+		snapshot  pgtype.Text
+		recs      tokenRecordsField
+		id, name  string
+		at        pgtype.Timestamptz
+		seen      bool
+	)
+	dest := []any{&isRecords, &snapshot, &recs, &id, &name, &at}
+	for rows.Next() {
+		recs.null = false // a page row before the records row sets it
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		if !isRecords {
+			a.items = append(a.items, store.Contact{ProjectID: projectID, ID: id, Name: name, CreatedAt: at.Time.UTC()})
+			continue
+		}
+		if seen || !snapshot.Valid || snapshot.String == "" {
+			return errBadRecordsRow
+		}
+		if !recs.null {
+			if recs.scanned != len(recs.fields) || !recs.row.present {
+				return errBadRecordsRow
+			}
+			r := recs.row.records(projectID)
+			a.recs = &r
+		}
+		a.snapshot, seen = snapshot.String, true
+		// No other row holds the snapshot or records.
+		dest[1], dest[2] = nil, nil
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if !seen {
+		return errBadRecordsRow
+	}
+	return nil
 }
 
 // errBadRecordsRow is the error of a checked read whose answer has no

@@ -26,32 +26,16 @@ func checkedRecordsOn(t *testing.T, conn *pgx.Conn, ids store.TokenRecordIDs, kn
 	rows, err := conn.Query(t.Context(), sql, args...)
 	require.NoError(t, err)
 	defer rows.Close()
-	var rowsRead int
-	for rows.Next() {
-		var (
-			isRecords bool
-			snap      *string
-			recs      tokenRecordsField
-		)
-		require.NoError(t, rows.Scan(&isRecords, &snap, &recs, nil, nil, nil))
-		rowsRead++
-		if isRecords {
-			require.NotNil(t, snap)
-			snapshot, kept = *snap, recs.null
-			if !recs.null {
-				require.Equal(t, len(recs.fields), recs.scanned, "fields of the record")
-				r := recs.row.records("p")
-				require.NotNil(t, r.SigningKey)
-				require.Equal(t, ids.SigningKeyID, r.SigningKey.ID)
-				require.NotNil(t, r.APIKey)
-				require.Equal(t, ids.APIKeyID, r.APIKey.ID)
-			}
-		}
+	var a checkedAnswer
+	require.NoError(t, a.scan(rows, "p"))
+	require.Len(t, a.items, 3, "the page")
+	if a.recs != nil {
+		require.NotNil(t, a.recs.SigningKey)
+		require.Equal(t, ids.SigningKeyID, a.recs.SigningKey.ID)
+		require.NotNil(t, a.recs.APIKey)
+		require.Equal(t, ids.APIKeyID, a.recs.APIKey.ID)
 	}
-	require.NoError(t, rows.Err())
-	require.Equal(t, 4, rowsRead, "the records row and 3 contacts")
-	require.NotEmpty(t, snapshot)
-	return snapshot, kept
+	return a.snapshot, a.recs == nil
 }
 
 // TestCheckedStatement_RecordsReadUnlessSnapshotKnown checks the rule
