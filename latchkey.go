@@ -206,7 +206,7 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 		ido.Audit = auditLog
 	}
 	ident := identity.NewHandler(identity.Deps{
-		Users: st, Sessions: st, Authenticator: auth, Minter: kr, MasterKey: masterKey,
+		Sessions: st, Authenticator: auth, Minter: kr, MasterKey: masterKey,
 	}, &ido)
 
 	l.feed = revocations.NewFeed(st, &revocations.Options{Logger: o.Logger})

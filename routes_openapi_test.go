@@ -55,7 +55,7 @@ func TestRoutingTable_matchesTheOpenAPIDocument(t *testing.T) {
 	t.Cleanup(func() { _ = l.Close() })
 	hasher := identity.NewHasher(nil)
 	ident := identity.NewHandler(identity.Deps{
-		Users: st, Sessions: st, Minter: l.keyring, MasterKey: masterKey,
+		Sessions: st, Minter: l.keyring, MasterKey: masterKey,
 		Authenticator: identity.NewAuthenticator(st, hasher, identity.NewMemoryLimiter(nil), nil),
 	}, nil)
 

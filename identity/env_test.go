@@ -138,7 +138,7 @@ func newEnv(t testing.TB, cfg envConfig) *env {
 		refresh = cfg.refresh(st)
 	}
 	e.handler = identity.NewHandler(identity.Deps{
-		Users: st, Sessions: refresh, Authenticator: e.auth, Minter: e.kr, MasterKey: e.masterKey,
+		Sessions: refresh, Authenticator: e.auth, Minter: e.kr, MasterKey: e.masterKey,
 	}, &opts)
 	// The routes the root package's routing table gives these handlers.
 	mux := http.NewServeMux()

@@ -37,9 +37,8 @@ const (
 
 // Deps are what a Handler works with. Every field is required.
 type Deps struct {
-	// Users finds the users that refresh tokens act for.
-	Users store.UserStore
-	// Sessions keeps the refresh families (sessions).
+	// Sessions keeps the refresh families (sessions); a rotation returns
+	// the session's user with it.
 	Sessions store.RefreshStore
 	// Authenticator checks login's email and password.
 	Authenticator *Authenticator
@@ -94,7 +93,6 @@ type Options struct {
 // logout, each an http.Handler for the routing table to mount. Each reads
 // the project from the request context (package tenant).
 type Handler struct {
-	users    store.UserStore
 	sessions store.RefreshStore
 	auth     *Authenticator
 	minter   TokenMinter
@@ -112,7 +110,7 @@ type Handler struct {
 // NewHandler returns a Handler. It panics if a field of deps is nil or the
 // master key is one keys.CheckMasterKey refuses.
 func NewHandler(deps Deps, opts *Options) *Handler {
-	if deps.Users == nil || deps.Sessions == nil || deps.Authenticator == nil || deps.Minter == nil {
+	if deps.Sessions == nil || deps.Authenticator == nil || deps.Minter == nil {
 		panic("identity: NewHandler needs every field of Deps")
 	}
 	if err := keys.CheckMasterKey(deps.MasterKey); err != nil {
@@ -144,7 +142,7 @@ func NewHandler(deps Deps, opts *Options) *Handler {
 		o.Logger = slog.Default()
 	}
 	return &Handler{
-		users: deps.Users, sessions: deps.Sessions, auth: deps.Authenticator, minter: deps.Minter,
+		sessions: deps.Sessions, auth: deps.Authenticator, minter: deps.Minter,
 		codec: newRefreshCodec(deps.MasterKey),
 		ttl:   o.RefreshTTL, reuse: o.ReuseWindow, lifetime: o.SessionLifetime,
 		addr: o.ClientAddr, audit: o.Audit, now: o.Now, log: o.Logger,

@@ -54,12 +54,11 @@ func (h *Handler) rotate(w http.ResponseWriter, r *http.Request, projectID, fami
 	case err != nil:
 		return resultError, fmt.Errorf("identity: rotating refresh token: %w", err)
 	}
-	u, err := h.users.GetUser(ctx, projectID, rot.Family.UserID)
+	// The store read the family's user with the rotation (store.Rotation).
+	u := rot.User
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return resultInvalid, errInvalidRefresh(err)
-	case err != nil:
-		return resultError, fmt.Errorf("identity: loading user: %w", err)
+	case u.ID != rot.Family.UserID || u.ProjectID != projectID:
+		return resultError, fmt.Errorf("identity: the rotation of session %s returned another user", familyID)
 	case u.Disabled():
 		return resultInvalid, errInvalidRefresh(store.ErrDisabled)
 	}

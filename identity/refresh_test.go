@@ -100,6 +100,43 @@ func TestRefresh_ReuseWithinWindowGetsSameSuccessor(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, e.refresh(t, "", c.RefreshToken).status)
 }
 
+// The token set of a refresh carries the user as it is now (the rotation
+// reads it), for a fresh successor and for a reuse within the window alike.
+func TestRefresh_CarriesTheUserAsItIsNow(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	u, t0 := e.loggedIn(t, "", "default")
+	require.NoError(t, e.st.SetUserTags(context.Background(), "default", u.ID, []string{"admin", "member"}))
+
+	a := e.refresh(t, "", t0.RefreshToken).tokens(t)
+	assert.Equal(t, []string{"admin", "member"}, a.User.Tags)
+	require.NoError(t, e.st.SetUserTags(context.Background(), "default", u.ID, []string{"viewer"}))
+	b := e.refresh(t, "", t0.RefreshToken).tokens(t)
+	assert.Equal(t, a.RefreshToken, b.RefreshToken, "a reuse within the window")
+	assert.Equal(t, []string{"viewer"}, b.User.Tags)
+	assert.Equal(t, u.ID, b.User.ID)
+}
+
+// otherUserRefresh is a broken store whose rotations return a user other
+// than the family's.
+type otherUserRefresh struct{ store.RefreshStore }
+
+func (o otherUserRefresh) RotateRefresh(ctx context.Context, projectID, familyID string, gen int64, p store.RotateParams) (store.Rotation, error) {
+	rot, err := o.RefreshStore.RotateRefresh(ctx, projectID, familyID, gen, p)
+	rot.User.ID = "usr_someoneelse"
+	return rot, err
+}
+
+// A rotation that returns another user than the family's mints nothing:
+// the handler fails closed with a 500 and no token.
+func TestRefresh_StoreReturnsAnotherUser(t *testing.T) {
+	e := newEnv(t, envConfig{refresh: func(s store.RefreshStore) store.RefreshStore { return otherUserRefresh{s} }})
+	_, t0 := e.loggedIn(t, "", "default")
+	res := e.refresh(t, "", t0.RefreshToken)
+	assert.Equal(t, http.StatusInternalServerError, res.status)
+	assert.NotContains(t, string(res.body), "access_token")
+	assert.NotContains(t, string(res.body), "usr_someoneelse")
+}
+
 func TestRefresh_ReuseAfterWindowRevokesFamily(t *testing.T) {
 	e := newEnv(t, envConfig{})
 	_, t0 := e.loggedIn(t, "", "default")

@@ -173,6 +173,8 @@ type RefreshStore interface {
 	//     RevokedSession is added to the feed (if the family was not
 	//     revoked before), and the error matches ErrReplayed.
 	//
+	// A result, fresh or Reused, carries the family's user (Rotation.User).
+	//
 	// It returns ErrNotFound for an unknown family or one of another
 	// project (or a gen above the current one), ErrRevoked for a revoked
 	// family, ErrExpired when the current generation has expired or p.Now

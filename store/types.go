@@ -157,6 +157,11 @@ type Rotation struct {
 	// Reused reports that the presented token had already been rotated
 	// within the reuse window, so Family is the successor issued then.
 	Reused bool
+	// User is the family's user as GetUser returns it, read by the same
+	// call (so a caller minting the successor's access token needs no
+	// second read). It is never disabled: a disabled user's family is
+	// ErrDisabled.
+	User User
 }
 
 // RotateParams are the rules RotateRefresh applies.

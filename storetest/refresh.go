@@ -16,6 +16,7 @@ func refreshCases() []testCase {
 		{"CreateUnknown", testRefreshCreateUnknown},
 		{"CreateDuplicate", testRefreshCreateDuplicate},
 		{"Rotate", testRefreshRotate},
+		{"RotateReturnsUser", testRefreshRotateReturnsUser},
 		{"ReuseWithinWindow", testRefreshReuseWithinWindow},
 		{"ReuseWindowBoundary", testRefreshReuseWindowBoundary},
 		{"ReplayAfterWindow", testRefreshReplayAfterWindow},
@@ -172,6 +173,33 @@ func testRefreshRotate(t *testing.T, s store.Store) {
 		want = successor(want, p)
 	}
 	wantFamily(t, want, mustGetFamily(t, s, projA, f.ID), "GetRefreshFamily after 12 rotations")
+}
+
+// A rotation, and a reuse within the window, return the family's user as
+// GetUser returns it at that moment: its current tags, not those it had
+// when the family was created.
+func testRefreshRotateReturnsUser(t *testing.T, s store.Store) {
+	mustProject(t, s, projA)
+	u := newUser(projA, "rotating@example.com")
+	u.Tags = []string{"member"}
+	require.NoErrorf(t, s.CreateUser(t.Context(), u), "CreateUser(%q)", u.Email)
+	f := mustFamilyOf(t, s, u, base, 30*24*time.Hour)
+	mustUser(t, s, projA, "someone-else@example.com")
+
+	first := rotateParams(base.Add(time.Minute))
+	r := rotate(t, s, f, 0, first)
+	wantUser(t, mustGetUser(t, s, projA, u.ID), r.User, "RotateRefresh(gen 0).User")
+
+	require.NoErrorf(t, s.SetUserTags(t.Context(), projA, u.ID, []string{"admin", "member"}), "SetUserTags(%q)", u.ID)
+	now := mustGetUser(t, s, projA, u.ID)
+	require.Equal(t, []string{"admin", "member"}, now.Tags, "GetUser's tags after SetUserTags")
+	reuse := rotateParams(first.Now.Add(time.Second))
+	r = rotate(t, s, f, 0, reuse)
+	require.True(t, r.Reused, "RotateRefresh(gen 0) again within the window: Reused")
+	wantUser(t, now, r.User, "RotateRefresh(gen 0) within the window: User")
+	r = rotate(t, s, f, 1, rotateParams(first.Now.Add(time.Minute)))
+	require.False(t, r.Reused)
+	wantUser(t, now, r.User, "RotateRefresh(gen 1) after SetUserTags: User")
 }
 
 // The generation just rotated, presented again within the window, gets the

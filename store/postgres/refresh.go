@@ -54,7 +54,14 @@ const (
 	// the row first makes DisableUser's revoking UPDATE wait for it and
 	// then revoke the new version.) Under SERIALIZABLE the loser gets a
 	// serialization failure instead and runs again (see Store.run).
-	rotateFamilySQL = `UPDATE refresh_families f
+	//
+	// The rotated row comes back with its user's userColumns, read in the
+	// statement's snapshot, so that the caller minting the successor's
+	// access token needs no second round trip. The join is LEFT so that a
+	// rotation never commits without its row coming back (a user cannot be
+	// missing, the family's foreign key keeps it; were it, the NULLs would
+	// fail the scan).
+	rotateFamilySQL = `WITH rotated AS (UPDATE refresh_families f
 	SET generation = generation + 1, issued_at = $4,
 	    expires_at = CASE WHEN f.ends_at < $5 THEN f.ends_at ELSE $5 END,
 	    rotated_at = $4
@@ -62,7 +69,9 @@ const (
 	  AND f.revoked_at IS NULL AND f.expires_at > $4 AND (f.ends_at IS NULL OR f.ends_at > $4)
 	  AND NOT EXISTS (SELECT 1 FROM users u
 	    WHERE u.project_id = f.project_id AND u.id = f.user_id AND u.disabled_at IS NOT NULL)
-	RETURNING ` + familyColumns
+	RETURNING ` + familyColumns + `)
+	SELECT rotated.*, u.* FROM rotated LEFT JOIN LATERAL (SELECT ` + userColumns + ` FROM users
+	  WHERE project_id = rotated.project_id AND id = rotated.user_id) u ON true`
 	// revokeFamilySQL changes only an unrevoked family, so that a second
 	// revocation keeps the earlier time and adds no feed item.
 	revokeFamilySQL = `UPDATE refresh_families SET revoked_at = $3
@@ -111,7 +120,8 @@ func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) 
 // RotateRefresh exchanges generation gen of the family for its successor,
 // as documented on [store.RefreshStore]. The exchange is a single
 // conditional UPDATE ... RETURNING (see rotateFamilySQL), so it is atomic
-// across every handle on the database without explicit locks. When it
+// across every handle on the database without explicit locks; the same
+// statement returns the family's user. When it
 // changes no row, one read of the family classifies the call, in this
 // order:
 //
@@ -121,9 +131,9 @@ func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) 
 //   - gen above the current generation: store.ErrNotFound;
 //   - gen current (so expired or ended): store.ErrExpired;
 //   - gen the predecessor of the current one, rotated no more than
-//     p.ReuseWindow before p.Now: the current family with Reused true,
-//     or store.ErrExpired if the current generation has expired or the
-//     session ended;
+//     p.ReuseWindow before p.Now: the current family with Reused true
+//     and its user (read by GetUser), or store.ErrExpired if the current
+//     generation has expired or the session ended;
 //   - any other earlier gen: in one transaction the family is revoked at
 //     p.Now and one store.RevokedSession item is added to the feed (unless
 //     it was revoked meanwhile), and the error matches store.ErrReplayed.
@@ -147,13 +157,14 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 	// read: the read then finds gen current and valid.
 	for range 3 {
 		var f store.RefreshFamily
+		var u userRow
 		err := s.write(ctx, op, func(q querier) error {
 			var err error
-			f, _, err = scanFamilyRow(q.QueryRow(ctx, rotateFamilySQL, projectID, familyID, gen, now, expires))
+			f, _, err = scanFamilyRow(q.QueryRow(ctx, rotateFamilySQL, projectID, familyID, gen, now, expires), u.dest()...)
 			return err
 		})
 		if err == nil {
-			return store.Rotation{Family: f}, nil
+			return store.Rotation{Family: f, User: u.user()}, nil
 		}
 		if !errors.Is(err, store.ErrNotFound) {
 			return store.Rotation{}, err
@@ -185,7 +196,14 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 			if !f.Live(now) {
 				return store.Rotation{}, fmt.Errorf("postgres: %s: %w", op, store.ErrExpired)
 			}
-			return store.Rotation{Family: f, Reused: true}, nil
+			u, err := s.GetUser(ctx, projectID, f.UserID)
+			switch {
+			case err != nil:
+				return store.Rotation{}, err
+			case u.Disabled():
+				return store.Rotation{}, fmt.Errorf("postgres: %s: %w", op, store.ErrDisabled)
+			}
+			return store.Rotation{Family: f, Reused: true, User: u}, nil
 		}
 		// An older generation, or the predecessor after the window.
 		if err := s.revokeFamily(ctx, op, projectID, familyID, now); err != nil && !errors.Is(err, store.ErrNotFound) {

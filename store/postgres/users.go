@@ -232,16 +232,33 @@ func tagsArg(tags []string) []string {
 	return tags
 }
 
+// scanUser scans a row of userColumns.
 func scanUser(row rowScanner) (store.User, error) {
-	var u store.User
-	var disabled pgtype.Timestamptz
-	if err := row.Scan(&u.ProjectID, &u.ID, &u.Email, &u.PasswordHash, &u.Tags, &u.CreatedAt, &disabled); err != nil {
+	var r userRow
+	if err := row.Scan(r.dest()...); err != nil {
 		return store.User{}, err
 	}
+	return r.user(), nil
+}
+
+// userRow is what a row's userColumns are scanned into.
+type userRow struct {
+	u        store.User
+	disabled pgtype.Timestamptz
+}
+
+// dest returns the destinations of userColumns, in order.
+func (r *userRow) dest() []any {
+	return []any{&r.u.ProjectID, &r.u.ID, &r.u.Email, &r.u.PasswordHash, &r.u.Tags, &r.u.CreatedAt, &r.disabled}
+}
+
+// user returns the user scanned.
+func (r *userRow) user() store.User {
+	u := r.u
 	if u.Tags == nil {
 		u.Tags = []string{}
 	}
 	u.CreatedAt = u.CreatedAt.UTC()
-	u.DisabledAt = fromNullDBTime(disabled)
-	return u, nil
+	u.DisabledAt = fromNullDBTime(r.disabled)
+	return u
 }

@@ -131,6 +131,8 @@ func (t *wtx) revokeFamily(projectID, familyID string, at int64) error {
 //     store.RevokedSession is added to the feed, both committed, and the
 //     error matches store.ErrReplayed.
 //
+// A result carries the family's user, read in the same transaction.
+//
 // It returns an error matching store.ErrNotFound for an unknown family, one
 // of another project or a gen above the current one, store.ErrDisabled when
 // the family's user is disabled, store.ErrRevoked for a revoked family,
@@ -183,14 +185,14 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 			f.IssuedAt = fromDBTime(now)
 			f.ExpiresAt = fromDBTime(exp)
 			rot = store.Rotation{Family: f}
-			return nil
+			return t.rotationUser(&rot)
 		case gen == f.Generation-1 && p.ReuseWindow > 0 && rotated &&
 			now-rotatedAt <= p.ReuseWindow.Microseconds():
 			if expired {
 				return errExpired(op)
 			}
 			rot = store.Rotation{Family: f, Reused: true}
-			return nil
+			return t.rotationUser(&rot)
 		default:
 			if err := t.revokeFamily(projectID, familyID, now); err != nil {
 				return err
@@ -202,6 +204,15 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 		return store.Rotation{}, wrap(op, err)
 	}
 	return rot, nil
+}
+
+// rotationUser reads the rotated family's user into rot, in the rotation's
+// transaction.
+func (t *wtx) rotationUser(rot *store.Rotation) error {
+	return t.queryRow(getUserSQL, func(st *sqlite.Stmt) (err error) {
+		rot.User, err = scanUser(st)
+		return err
+	}, rot.Family.UserID, rot.Family.ProjectID)
 }
 
 // PruneRefreshFamilies deletes every family, of every project, that was
