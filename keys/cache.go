@@ -28,11 +28,12 @@ type verifyCache struct {
 	lru *lru.Cache[[32]byte, verified]
 }
 
-// tokenKey returns the verification cache's key of token: its SHA-256, so
-// the cache keeps no token. Sum256 only reads its argument, so it reads the
-// string's bytes in place: converting a token of a few hundred bytes to a
-// []byte would copy it to the heap on every request.
-func tokenKey(token string) [32]byte {
+// TokenKey returns the key a verification cache keeps token's result
+// under: its SHA-256, so that the cache holds no token. The Verifier's cache
+// and remote.Verifier's use it. Sum256 only reads its argument, so it reads
+// the string's bytes in place: converting a token of a few hundred bytes to
+// a []byte would copy it to the heap on every request.
+func TokenKey(token string) [32]byte {
 	return sha256.Sum256(unsafe.Slice(unsafe.StringData(token), len(token)))
 }
 

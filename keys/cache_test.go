@@ -79,7 +79,7 @@ func TestVerifyCache_Concurrent(t *testing.T) {
 func TestTokenKey(t *testing.T) {
 	long := strings.Repeat("eyJhbGciOiJFZERTQSJ9.", 20)
 	for _, tok := range []string{"", "a", long} {
-		require.Equal(t, sha256.Sum256([]byte(tok)), tokenKey(tok), "%q", tok)
+		require.Equal(t, sha256.Sum256([]byte(tok)), TokenKey(tok), "%q", tok)
 	}
-	require.Zero(t, testing.AllocsPerRun(100, func() { _ = tokenKey(long) }))
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = TokenKey(long) }))
 }

@@ -76,7 +76,7 @@ type pendingCheck struct {
 func (v *Verifier) begin(ctx context.Context, projectID, token string) (*pendingCheck, error) {
 	pc := &pendingCheck{v: v, project: projectID, now: v.now()}
 	if token != "" && len(token) <= MaxTokenBytes && projectID != "" {
-		c, hit, err := v.cached(tokenKey(token), projectID, pc.now)
+		c, hit, err := v.cached(TokenKey(token), projectID, pc.now)
 		if err != nil {
 			return nil, err
 		}

@@ -174,7 +174,7 @@ func (v *Verifier) verifyToken(ctx context.Context, projectID, token string, tou
 	}
 	var rv requestVersion
 	now := v.now()
-	sum := tokenKey(token)
+	sum := TokenKey(token)
 	c, hit, err := v.cached(sum, projectID, now)
 	if err != nil {
 		return nil, hit, err

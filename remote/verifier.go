@@ -2,7 +2,6 @@ package remote
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -318,7 +317,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*keys.Claims, erro
 	if len(token) > keys.MaxTokenBytes {
 		return nil, keys.Refuse(keys.ErrTokenMalformed, "token too large")
 	}
-	sum := sha256.Sum256([]byte(token))
+	sum := keys.TokenKey(token)
 	var c *keys.Claims
 	hit := false
 	if v.cache != nil {
