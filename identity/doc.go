@@ -30,7 +30,8 @@
 // A login starts a refresh family in the store. The token text is derived
 // by HMAC from (project, family, generation) under a key derived from the
 // master key, so the store never holds a usable token. Each refresh rotates
-// the family with the store's compare-and-swap; a token presented again
+// the family with the store's compare-and-swap, which also returns the
+// session's user for the new access token; a token presented again
 // within the reuse window gets the same successor, later it revokes the
 // family.
 //
@@ -38,6 +39,11 @@
 //
 //	h := identity.NewHasher(nil)
 //	auth := identity.NewAuthenticator(st, h, identity.NewStoreLimiter(st, nil), nil)
-//	api := identity.NewHandler(st, st, auth, keyring, masterKey, nil)
-//	mux.Handle("/v1/identity/", api) // behind a handler that sets tenant.NewContext
+//	api := identity.NewHandler(identity.Deps{
+//		Sessions: st, Authenticator: auth, Minter: keyring, MasterKey: masterKey,
+//	}, nil)
+//	// Behind a handler that sets tenant.NewContext:
+//	mux.Handle("POST /v1/identity/login", api.Login())
+//	mux.Handle("POST /v1/identity/refresh", api.Refresh())
+//	mux.Handle("POST /v1/identity/logout", api.Logout())
 package identity

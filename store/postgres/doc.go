@@ -43,8 +43,8 @@
 //     position order, whichever instance adds them: an item is never added
 //     before one a reader has seen.
 //   - RotateRefresh is one conditional UPDATE ... RETURNING, a
-//     compare-and-swap, followed only on failure by a read that classifies
-//     the call. DisableUser locks the user row before revoking its
+//     compare-and-swap that returns the family's user with it, followed
+//     only on failure by a read that classifies the call. DisableUser locks the user row before revoking its
 //     families; CreateRefreshFamily inserts only under a lock on an enabled
 //     user, and a rotation never passes a family DisableUser revoked: no
 //     session of a disabled user stays live.
