@@ -13,7 +13,7 @@
 //     of the process to the first 200 answer of
 //     GET /v1/contacts?limit=25 (polled every 2 ms), then logs the user in
 //     (POST /v1/identity/login) for a login token;
-//  3. drives with wrk (-t2 -c32 -d10s by default), one after the other:
+//  3. drives with wrk (-t2 -c32, 10 s each by default), in turns:
 //     a bare net/http handler in this process that is sent the same
 //     request (the API key's Authorization header included) and writes the
 //     same bytes and headers as page 1 (Content-Length included, as the
@@ -22,15 +22,16 @@
 //     by cursor, with the API key;
 //     sampling the server's RSS every 50 ms and measuring the CPU time
 //     each request costs the server (the bare handler: this process). It
-//     does so in 5 rounds (-rounds), rotating the order each round;
+//     does so in 5 rounds (-rounds), rotating the order each round; within
+//     a round the targets take turns of 2 s (-slice) until each has run
+//     -d (see turns.go);
 //  4. prints each round's figures, then the medians and the ratios against
 //     the targets: page 1 at least 50 % of the bare handler's requests per
 //     second with either token, the deep page at least 0.9x page 1 (each
-//     ratio is taken within
-//     a round, whose runs follow each other, and the median over the rounds
-//     is checked: on a shared machine speed drifts by several percent over
-//     a minute), seeding at most 30 s, ready at most 300 ms, RSS under load
-//     at most 100 MiB.
+//     ratio is taken within a round, whose turns interleave, and the
+//     median over the rounds is checked: on a shared machine speed drifts
+//     by tens of percent over seconds), seeding at most 30 s, ready at most
+//     300 ms, RSS under load at most 100 MiB.
 //
 // The server writes its access log (at most 100 lines a second, the rest
 // counted; see the example server's -access-log-rate) to a file in the data
@@ -103,6 +104,7 @@ import (
 type config struct {
 	contacts  int
 	duration  time.Duration
+	slice     time.Duration
 	rounds    int
 	threads   int
 	conns     int
@@ -122,7 +124,8 @@ type config struct {
 func main() {
 	var c config
 	flag.IntVar(&c.contacts, "n", 1_000_000, "contacts to seed")
-	flag.DurationVar(&c.duration, "d", 10*time.Second, "duration of each wrk run")
+	flag.DurationVar(&c.duration, "d", 10*time.Second, "how long each target runs in a round (not -flood: the duration of each wrk run)")
+	flag.DurationVar(&c.slice, "slice", 2*time.Second, "the length of a target's turn within a round, whole seconds (see turns.go)")
 	flag.IntVar(&c.rounds, "rounds", 5, "rounds of the wrk runs, whose median is checked (not -flood)")
 	flag.IntVar(&c.threads, "t", 2, "wrk threads")
 	flag.IntVar(&c.conns, "c", 32, "wrk connections")
@@ -138,6 +141,10 @@ func main() {
 	flag.Parse()
 	if c.rounds < 1 {
 		fmt.Fprintln(os.Stderr, "bench: -rounds must be at least 1")
+		os.Exit(2)
+	}
+	if c.slice < time.Second || c.slice%time.Second != 0 || c.duration%time.Second != 0 {
+		fmt.Fprintln(os.Stderr, "bench: -d and -slice must be whole seconds, -slice at least 1s")
 		os.Exit(2)
 	}
 	run := run
@@ -235,19 +242,26 @@ func run(c config) error {
 		{name: "same, with a login token", url: page1URL, token: loginToken, pid: srv.cmd.Process.Pid},
 		{name: "same, after 1,000,001 contacts", url: deepURL, token: token, pid: srv.cmd.Process.Pid},
 	}
-	fmt.Printf("wrk -t%d -c%d -d%s on each of: bare handler, page 1 (API key), page 1 (login token), deep page; %d rounds, the order rotated each round\n",
-		c.threads, c.conns, c.duration, c.rounds)
+	fmt.Printf("wrk -t%d -c%d for %s on each of: bare handler, page 1 (API key), page 1 (login token), deep page, in turns of %s; %d rounds, the order rotated each round\n",
+		c.threads, c.conns, c.duration, c.slice, c.rounds)
 	stopRSS := rss.start()
 	for r := range c.rounds {
-		for i := range targets {
-			t := targets[(r+i)%len(targets)]
-			cpu0 := cpuTime(t.pid)
-			rps, lat, err := runWrk(c, t.url, t.token)
-			if err != nil {
-				stopRSS()
-				return err
+		sums := make([]turnSum, len(targets))
+		for _, d := range turns(c) {
+			for i := range targets {
+				k := (r + i) % len(targets)
+				t := targets[k]
+				cpu0 := cpuTime(t.pid)
+				rps, lat, err := runWrk(c, d, t.url, t.token)
+				if err != nil {
+					stopRSS()
+					return err
+				}
+				sums[k].add(d, rps, lat, cpuTime(t.pid)-cpu0, 0)
 			}
-			t.rounds = append(t.rounds, result{rps: rps, lat: lat, cpu: cpuTime(t.pid) - cpu0})
+		}
+		for k, t := range targets {
+			t.rounds = append(t.rounds, result{rps: sums[k].rps(), lat: sums[k].lat(), cpu: sums[k].cpu})
 		}
 		bareT, p1T, loginT, deepT := targets[0].rounds[r], targets[1].rounds[r], targets[2].rounds[r], targets[3].rounds[r]
 		fmt.Printf("  round %d: %8.0f %8.0f %8.0f %8.0f req/s   page 1 / bare %5.1f %% (login token %5.1f %%)   deep / page 1 %.2fx\n",
@@ -255,12 +269,8 @@ func run(c config) error {
 	}
 	stopRSS()
 	hwm := readStatusKB(srv.cmd.Process.Pid, "VmHWM")
-	// Each ratio is taken within a round, whose runs follow each other
-	// closely, and the median over the rounds is reported: a shared
-	// machine's speed drifts, which moves whole rounds, and one round's
-	// ratio can be ten points off the run's typical one; five rounds by
-	// default, because with three, two low rounds decide the median too
-	// often (README, "Load benchmark").
+	// Each ratio is taken within a round, whose turns interleave, and the
+	// median over the rounds is reported (README, "Load benchmark").
 	p1Ratio := median(targets[0].ratios(targets[1]))
 	loginRatio := median(targets[0].ratios(targets[2]))
 	deepRatio := median(targets[1].ratios(targets[3]))
@@ -291,7 +301,7 @@ type target struct {
 	rounds           []result
 }
 
-// result is one wrk run.
+// result is a target's turns of one round.
 type result struct {
 	rps float64
 	lat string
@@ -458,15 +468,15 @@ var (
 	errRE = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
 )
 
-// runWrk runs wrk on u and returns its requests per second and average
+// runWrk runs wrk on u for d and returns its requests per second and average
 // latency. Any non-2xx answer fails the run.
-func runWrk(c config, u, token string) (float64, string, error) {
-	args := []string{fmt.Sprintf("-t%d", c.threads), fmt.Sprintf("-c%d", c.conns), fmt.Sprintf("-d%ds", int(c.duration.Seconds()))}
+func runWrk(c config, d time.Duration, u, token string) (float64, string, error) {
+	args := []string{fmt.Sprintf("-t%d", c.threads), fmt.Sprintf("-c%d", c.conns), fmt.Sprintf("-d%ds", int(d.Seconds()))}
 	if token != "" {
 		args = append(args, "-H", "Authorization: Bearer "+token)
 	}
 	args = append(args, u)
-	ctx, cancel := context.WithTimeout(context.Background(), c.duration+time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), d+time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "wrk", args...).CombinedOutput()
 	if err != nil {

@@ -15,8 +15,9 @@ package main
 //     then runs VACUUM ANALYZE, as autovacuum soon would after such a load;
 //  2. starts the example server on the database (timed until the first 200
 //     of GET /v1/contacts?limit=25);
-//  3. drives, one after the other, in -rounds rounds with the order rotated
-//     each round: wrk (-t2 -c32 -d10s) on a bare net/http handler in this
+//  3. drives, in -rounds rounds with the order rotated each round, each
+//     target for -d in turns of -slice (see turns.go): wrk (-t2 -c32) on
+//     a bare net/http handler in this
 //     process writing the same bytes as page 1; page 1 with the API key;
 //     page 1 with the login token; the page after 1,000,001 contacts (API
 //     key); and refresh chains: -c connections, each rotating its own
@@ -57,12 +58,12 @@ import (
 // one per round.
 type pgTarget struct {
 	name   string
-	run    func() (float64, string, error) // requests (or rotations) per second, latency
-	server bool                            // served by the example server (not the bare handler)
+	run    func(d time.Duration) (float64, string, error) // requests (or rotations) per second over d, latency
+	server bool                                           // served by the example server (not the bare handler)
 	rounds []pgResult
 }
 
-// pgResult is one run of a target.
+// pgResult is a target's turns of one round.
 type pgResult struct {
 	rps         float64
 	lat         string
@@ -167,31 +168,38 @@ func runPostgres(c config) error {
 	}
 	defer bare.Close()
 	bareURL := "http://" + bare.Addr().String() + "/v1/contacts?limit=25"
-	wrkOn := func(u, token string) func() (float64, string, error) {
-		return func() (float64, string, error) { return runWrk(c, u, token) }
+	wrkOn := func(u, token string) func(time.Duration) (float64, string, error) {
+		return func(d time.Duration) (float64, string, error) { return runWrk(c, d, u, token) }
 	}
 	targets := []*pgTarget{
 		{name: "bare net/http, same bytes", run: wrkOn(bareURL, "")},
 		{name: "page 1, API key", run: wrkOn(page1URL, apiKey), server: true},
 		{name: "page 1, login token", run: wrkOn(page1URL, userToken), server: true},
 		{name: "after 1,000,001 contacts, API key", run: wrkOn(deepURL, apiKey), server: true},
-		{name: "refresh rotations", run: func() (float64, string, error) { return refreshChains(base, chains, c.duration) }, server: true},
+		{name: "refresh rotations", run: func(d time.Duration) (float64, string, error) { return refreshChains(base, chains, d) }, server: true},
 	}
-	fmt.Printf("synchronous_commit = %s; %d rounds of: bare, page 1 (API key), page 1 (login token), deep page (wrk -t%d -c%d -d%s), refresh chains (%d connections, %s); the order rotated each round\n",
-		syncCommit, c.rounds, c.threads, c.conns, c.duration, c.conns, c.duration)
+	fmt.Printf("synchronous_commit = %s; %d rounds of: bare, page 1 (API key), page 1 (login token), deep page (wrk -t%d -c%d), refresh chains (%d connections), %s each in turns of %s; the order rotated each round\n",
+		syncCommit, c.rounds, c.threads, c.conns, c.conns, c.duration, c.slice)
 	for r := range c.rounds {
-		for i := range targets {
-			t := targets[(r+i)%len(targets)]
-			pid := os.Getpid()
-			if t.server {
-				pid = srv.cmd.Process.Pid
+		sums := make([]turnSum, len(targets))
+		for _, d := range turns(c) {
+			for i := range targets {
+				k := (r + i) % len(targets)
+				t := targets[k]
+				pid := os.Getpid()
+				if t.server {
+					pid = srv.cmd.Process.Pid
+				}
+				cpu0, pg0 := cpuTime(pid), postgresCPU()
+				rps, lat, err := t.run(d)
+				if err != nil {
+					return fmt.Errorf("%s: %w", t.name, err)
+				}
+				sums[k].add(d, rps, lat, cpuTime(pid)-cpu0, postgresCPUSince(pg0))
 			}
-			cpu0, pg0 := cpuTime(pid), postgresCPU()
-			rps, lat, err := t.run()
-			if err != nil {
-				return fmt.Errorf("%s: %w", t.name, err)
-			}
-			t.rounds = append(t.rounds, pgResult{rps: rps, lat: lat, serverCPU: cpuTime(pid) - cpu0, postgresCPU: postgresCPUSince(pg0)})
+		}
+		for k, t := range targets {
+			t.rounds = append(t.rounds, pgResult{rps: sums[k].rps(), lat: sums[k].lat(), serverCPU: sums[k].cpu, postgresCPU: sums[k].postgresCPU})
 		}
 		bareR, keyR, userR, deepR, refR := targets[0].rounds[r], targets[1].rounds[r], targets[2].rounds[r], targets[3].rounds[r], targets[4].rounds[r]
 		fmt.Printf("  round %d: bare %6.0f  key %6.0f (%.2fx)  login %6.0f (%.2fx)  deep %6.0f (%.2fx page 1)  refresh %5.0f/s\n",
