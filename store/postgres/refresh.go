@@ -121,9 +121,8 @@ func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) 
 // as documented on [store.RefreshStore]. The exchange is a single
 // conditional UPDATE ... RETURNING (see rotateFamilySQL), so it is atomic
 // across every handle on the database without explicit locks; the same
-// statement returns the family's user. When it
-// changes no row, one read of the family classifies the call, in this
-// order:
+// statement returns the family's user. When it changes no row, one read of
+// the family classifies the call, in this order:
 //
 //   - no row: store.ErrNotFound;
 //   - the user disabled: store.ErrDisabled;
