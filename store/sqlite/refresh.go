@@ -17,12 +17,13 @@ VALUES (?, ?, ?, 0, ?, ?, ?, ?)`
 	familyColumns = `id, project_id, user_id, generation, issued_at, expires_at, created_at, ends_at, revoked_at`
 	getFamilySQL  = `SELECT ` + familyColumns + ` FROM refresh_families WHERE id = ? AND project_id = ?`
 	// rotateStateSQL reads the family (familyColumns), when it last
-	// rotated and whether its user is disabled, inside the rotation's write
-	// transaction.
+	// rotated and its user (userColumns, from column rotateUserColumn),
+	// inside the rotation's write transaction.
 	rotateStateSQL = `SELECT f.id, f.project_id, f.user_id, f.generation, f.issued_at, f.expires_at,
-f.created_at, f.ends_at, f.revoked_at, f.rotated_at, u.disabled_at
-FROM refresh_families AS f JOIN users AS u ON u.id = f.user_id
+f.created_at, f.ends_at, f.revoked_at, f.rotated_at, u.*
+FROM refresh_families AS f JOIN (SELECT ` + userColumns + ` FROM users) AS u ON u.id = f.user_id
 WHERE f.id = ? AND f.project_id = ?`
+	rotateUserColumn = 10
 	// rotateFamilySQL is the compare-and-swap: it changes the row only if
 	// the generation is still the one presented and the family is live.
 	rotateFamilySQL = `UPDATE refresh_families
@@ -131,7 +132,7 @@ func (t *wtx) revokeFamily(projectID, familyID string, at int64) error {
 //     store.RevokedSession is added to the feed, both committed, and the
 //     error matches store.ErrReplayed.
 //
-// A result carries the family's user, read in the same transaction.
+// A result carries the family's user, read with the family.
 //
 // It returns an error matching store.ErrNotFound for an unknown family, one
 // of another project or a gen above the current one, store.ErrDisabled when
@@ -148,13 +149,14 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 	var rot store.Rotation
 	err := s.writeTx(ctx, func(t *wtx) error {
 		var f store.RefreshFamily
-		var rotated, disabled bool
+		var u store.User
+		var rotated bool
 		var rotatedAt int64
-		err := t.queryRow(rotateStateSQL, func(st *sqlite.Stmt) error {
+		err := t.queryRow(rotateStateSQL, func(st *sqlite.Stmt) (err error) {
 			f = scanFamily(st)
 			rotated, rotatedAt = !st.ColumnIsNull(9), st.ColumnInt64(9)
-			disabled = !st.ColumnIsNull(10)
-			return nil
+			u, err = scanUserAt(st, rotateUserColumn)
+			return err
 		}, familyID, projectID)
 		if err != nil {
 			return err
@@ -162,7 +164,7 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 		ends := dbTime(f.EndsAt)
 		expired := now >= dbTime(f.ExpiresAt) || !f.EndsAt.IsZero() && now >= ends
 		switch {
-		case disabled:
+		case u.Disabled():
 			return errDisabled(op)
 		case !f.RevokedAt.IsZero():
 			return errRevoked(op)
@@ -184,15 +186,15 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 			f.Generation = gen + 1
 			f.IssuedAt = fromDBTime(now)
 			f.ExpiresAt = fromDBTime(exp)
-			rot = store.Rotation{Family: f}
-			return t.rotationUser(&rot)
+			rot = store.Rotation{Family: f, User: u}
+			return nil
 		case gen == f.Generation-1 && p.ReuseWindow > 0 && rotated &&
 			now-rotatedAt <= p.ReuseWindow.Microseconds():
 			if expired {
 				return errExpired(op)
 			}
-			rot = store.Rotation{Family: f, Reused: true}
-			return t.rotationUser(&rot)
+			rot = store.Rotation{Family: f, Reused: true, User: u}
+			return nil
 		default:
 			if err := t.revokeFamily(projectID, familyID, now); err != nil {
 				return err
@@ -204,15 +206,6 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 		return store.Rotation{}, wrap(op, err)
 	}
 	return rot, nil
-}
-
-// rotationUser reads the rotated family's user into rot, in the rotation's
-// transaction.
-func (t *wtx) rotationUser(rot *store.Rotation) error {
-	return t.queryRow(getUserSQL, func(st *sqlite.Stmt) (err error) {
-		rot.User, err = scanUser(st)
-		return err
-	}, rot.Family.UserID, rot.Family.ProjectID)
 }
 
 // PruneRefreshFamilies deletes every family, of every project, that was

@@ -228,19 +228,23 @@ func (t *wtx) userDisabled(id, projectID string) (bool, error) {
 }
 
 // scanUser returns the user of a row of userColumns.
-func scanUser(st *sqlite.Stmt) (store.User, error) {
-	tags, err := decodeTags(st.ColumnText(4))
+func scanUser(st *sqlite.Stmt) (store.User, error) { return scanUserAt(st, 0) }
+
+// scanUserAt returns the user of a row whose userColumns start at column
+// first.
+func scanUserAt(st *sqlite.Stmt, first int) (store.User, error) {
+	tags, err := decodeTags(st.ColumnText(first + 4))
 	if err != nil {
 		return store.User{}, err
 	}
 	return store.User{
-		ID:           st.ColumnText(0),
-		ProjectID:    st.ColumnText(1),
-		Email:        st.ColumnText(2),
-		PasswordHash: st.ColumnText(3),
+		ID:           st.ColumnText(first),
+		ProjectID:    st.ColumnText(first + 1),
+		Email:        st.ColumnText(first + 2),
+		PasswordHash: st.ColumnText(first + 3),
 		Tags:         tags,
-		CreatedAt:    columnTime(st, 5),
-		DisabledAt:   columnNullTime(st, 6),
+		CreatedAt:    columnTime(st, first+5),
+		DisabledAt:   columnNullTime(st, first+6),
 	}, nil
 }
 
