@@ -247,18 +247,19 @@ func run(c config) error {
 	stopRSS := rss.start()
 	for r := range c.rounds {
 		sums := make([]turnSum, len(targets))
-		for _, d := range turns(c) {
-			for i := range targets {
-				k := (r + i) % len(targets)
-				t := targets[k]
-				cpu0 := cpuTime(t.pid)
-				rps, lat, err := runWrk(c, d, t.url, t.token)
-				if err != nil {
-					stopRSS()
-					return err
-				}
-				sums[k].add(d, rps, lat, cpuTime(t.pid)-cpu0, 0)
+		err := eachTurn(c, r, len(targets), func(k int, d time.Duration) error {
+			t := targets[k]
+			cpu0 := cpuTime(t.pid)
+			rps, lat, err := runWrk(c, d, t.url, t.token)
+			if err != nil {
+				return err
 			}
+			sums[k].add(d, rps, lat, cpuTime(t.pid)-cpu0, 0)
+			return nil
+		})
+		if err != nil {
+			stopRSS()
+			return err
 		}
 		for k, t := range targets {
 			t.rounds = append(t.rounds, result{rps: sums[k].rps(), lat: sums[k].lat(), cpu: sums[k].cpu})

@@ -182,21 +182,22 @@ func runPostgres(c config) error {
 		syncCommit, c.rounds, c.threads, c.conns, c.conns, c.duration, c.slice)
 	for r := range c.rounds {
 		sums := make([]turnSum, len(targets))
-		for _, d := range turns(c) {
-			for i := range targets {
-				k := (r + i) % len(targets)
-				t := targets[k]
-				pid := os.Getpid()
-				if t.server {
-					pid = srv.cmd.Process.Pid
-				}
-				cpu0, pg0 := cpuTime(pid), postgresCPU()
-				rps, lat, err := t.run(d)
-				if err != nil {
-					return fmt.Errorf("%s: %w", t.name, err)
-				}
-				sums[k].add(d, rps, lat, cpuTime(pid)-cpu0, postgresCPUSince(pg0))
+		err := eachTurn(c, r, len(targets), func(k int, d time.Duration) error {
+			t := targets[k]
+			pid := os.Getpid()
+			if t.server {
+				pid = srv.cmd.Process.Pid
 			}
+			cpu0, pg0 := cpuTime(pid), postgresCPU()
+			rps, lat, err := t.run(d)
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			sums[k].add(d, rps, lat, cpuTime(pid)-cpu0, postgresCPUSince(pg0))
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		for k, t := range targets {
 			t.rounds = append(t.rounds, pgResult{rps: sums[k].rps(), lat: sums[k].lat(), serverCPU: sums[k].cpu, postgresCPU: sums[k].postgresCPU})

@@ -19,6 +19,20 @@ func turns(c config) []time.Duration {
 	return ds
 }
 
+// eachTurn calls run for every turn of round r (from 0) of n targets: at
+// each turn length, target k for each k in the round's order, which starts
+// at r. It stops at the first error and returns it.
+func eachTurn(c config, r, n int, run func(k int, d time.Duration) error) error {
+	for _, d := range turns(c) {
+		for i := range n {
+			if err := run((r+i)%n, d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // turnSum adds up one target's turns of a round.
 type turnSum struct {
 	requests    float64
