@@ -36,6 +36,29 @@ import (
 // may create and drop databases.
 const EnvURL = "LATCHKEY_TEST_POSTGRES"
 
+// EnvSerializable is the environment variable that, set to any value, adds
+// the serializable repeat of the long suites (see [Isolations]). It is not
+// set under the README's test command, which must stay short; CI sets it in
+// a run of its own.
+const EnvSerializable = "LATCHKEY_TEST_POSTGRES_SERIALIZABLE"
+
+// Isolation names a way of making test databases: with the server's
+// default isolation, or with default_transaction_isolation serializable.
+type Isolation struct {
+	Name  string
+	NewDB func(testing.TB) string
+}
+
+// Isolations returns the isolations a long suite runs in: READ COMMITTED
+// always, and serializable too when EnvSerializable is set.
+func Isolations() []Isolation {
+	is := []Isolation{{"ReadCommitted", NewDatabase}}
+	if os.Getenv(EnvSerializable) != "" {
+		is = append(is, Isolation{"Serializable", NewSerializableDatabase})
+	}
+	return is
+}
+
 // DatabasePrefix starts the name of every database NewDatabase creates.
 const DatabasePrefix = "latchkey_test_"
 
