@@ -120,9 +120,9 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 
 // checkedAnswer is what ListContactsChecked's statement returned.
 type checkedAnswer struct {
-	state    string              // the statement's state, "identity snapshot"
-	recs     *store.TokenRecords // nil when the statement left them NULL
-	items    []store.Contact     // the page's rows, in the order they came
+	state string              // the statement's state, "identity snapshot"
+	recs  *store.TokenRecords // nil when the statement left them NULL
+	items []store.Contact     // the page's rows, in the order they came
 }
 
 // scan reads the statement's rows into a. It fails with errBadRecordsRow
