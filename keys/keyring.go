@@ -146,6 +146,7 @@ func (k *Keyring) Rotate(ctx context.Context, projectID string) (store.SigningKe
 	rec := store.SigningKey{
 		ID:                  kid,
 		ProjectID:           projectID,
+		Algorithm:           store.AlgEdDSA,
 		PublicKey:           pub,
 		EncryptedPrivateKey: k.seal.seal(projectID, kid, priv.Seed()),
 		CreatedAt:           created,
