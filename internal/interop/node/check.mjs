@@ -38,8 +38,8 @@ function verifyRS256(token, { issuer, jwksUri, audience }) {
 
 // README: jose (any algorithm)
 async function verifyWithJose(token, discoveryUrl, audience) {
-  const discovery = await (await fetch(discoveryUrl)).json();
-  const jwks = createRemoteJWKSet(new URL(discovery.jwks_uri)); // once per process
+  const discovery = await (await fetch(discoveryUrl)).json(); // a service: once, at start
+  const jwks = createRemoteJWKSet(new URL(discovery.jwks_uri)); // likewise; it caches the keys
   const { payload } = await jwtVerify(token, jwks, { issuer: discovery.issuer, audience });
   return payload;
 }
