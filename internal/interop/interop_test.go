@@ -42,6 +42,12 @@ type project struct {
 // minted with iss = base_url; and creates a project of each algorithm,
 // each with a user who logs in over HTTP and an API key.
 func deployment(t *testing.T) map[string]*project {
+	_, projects := deploy(t)
+	return projects
+}
+
+// deploy is deployment, also returning the Latchkey it serves.
+func deploy(t *testing.T) (*latchkey.Latchkey, map[string]*project) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "latchkey.db"), &sqlite.Options{Logger: quiet()})
@@ -87,7 +93,7 @@ func deployment(t *testing.T) map[string]*project {
 		require.Equal(t, []string{alg}, p.algs)
 		projects[id] = p
 	}
-	return projects
+	return lk, projects
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -211,4 +217,48 @@ func TestInterop(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInterop_rotationToAnotherAlgorithm: after the EdDSA project rotates
+// to RS256, libraries set up before the rotation meet a kid they do not
+// know. keyfunc and jwx (read again) verify the new key's tokens and the
+// older key's alike. go-oidc reads id_token_signing_alg_values_supported
+// once, when its provider is made: a verifier made before the rotation
+// refuses the RS256 token until it is made again, or unless it was given
+// every algorithm (oidc.Config.SupportedSigningAlgs), as the README says.
+func TestInterop_rotationToAnotherAlgorithm(t *testing.T) {
+	lk, projects := deploy(t)
+	p := projects["ed"]
+	ctx := context.Background()
+	before, err := oidc.NewProvider(ctx, p.issuer)
+	require.NoError(t, err)
+	pinned := before.Verifier(&oidc.Config{ClientID: p.id})
+	allAlgs := before.Verifier(&oidc.Config{ClientID: p.id, SupportedSigningAlgs: []string{"EdDSA", "ES256", "RS256"}})
+	kf, err := keyfunc.NewDefaultCtx(t.Context(), []string{p.jwksURI})
+	require.NoError(t, err)
+	parseKF := func(token string) error {
+		_, err := gjwt.Parse(token, kf.Keyfunc, gjwt.WithIssuer(p.issuer), gjwt.WithAudience(p.id),
+			gjwt.WithValidMethods([]string{"EdDSA", "ES256", "RS256"}))
+		return err
+	}
+	require.NoError(t, parseKF(p.login))
+
+	_, err = lk.Keyring().RotateTo(ctx, p.id, keys.RS256)
+	require.NoError(t, err)
+	rsLogin := login(t, p.issuer)
+	for name, tok := range map[string]string{"the RS256 token": rsLogin, "the older EdDSA token": p.login} {
+		require.NoError(t, parseKF(tok), "keyfunc: %s", name)
+		_, err := allAlgs.Verify(ctx, tok)
+		require.NoError(t, err, "go-oidc given every algorithm: %s", name)
+		set, err := jwk.Fetch(ctx, p.jwksURI)
+		require.NoError(t, err)
+		_, err = xjwt.Parse([]byte(tok), xjwt.WithKeySet(set), xjwt.WithIssuer(p.issuer), xjwt.WithAudience(p.id))
+		require.NoError(t, err, "jwx: %s", name)
+	}
+	_, err = pinned.Verify(ctx, rsLogin)
+	require.Error(t, err, "go-oidc keeps the algorithms discovery listed when its provider was made")
+	after, err := oidc.NewProvider(ctx, p.issuer)
+	require.NoError(t, err)
+	_, err = after.Verifier(&oidc.Config{ClientID: p.id}).Verify(ctx, rsLogin)
+	require.NoError(t, err, "a provider made after the rotation")
 }
