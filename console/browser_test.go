@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey/audit"
+	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -376,7 +377,7 @@ func TestBrowser_Screenshots(t *testing.T) {
 	dir := t.TempDir()
 
 	// A key list with some history: a used key, an unused one, a revoked
-	// one, and a second signing key.
+	// one, and a second signing key, of another algorithm (RS256).
 	used, usedToken, err := f.lk.APIKeys().Create(ctx, project, "billing-worker")
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, f.apiStatus(t, project, usedToken))
@@ -385,7 +386,7 @@ func TestBrowser_Screenshots(t *testing.T) {
 	old, _, err := f.lk.APIKeys().Create(ctx, project, "legacy-cron")
 	require.NoError(t, err)
 	require.NoError(t, f.lk.APIKeys().Revoke(ctx, project, old.ID))
-	_, err = f.lk.Keyring().Rotate(ctx, project)
+	_, err = f.lk.Keyring().RotateTo(ctx, project, keys.RS256)
 	require.NoError(t, err)
 
 	b := newBrowser(t)

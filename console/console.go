@@ -52,11 +52,13 @@ type APIKeyManager interface {
 }
 
 // SigningKeyManager rotates and retires a project's signing keys.
-// *keys.Keyring implements it. Retire returns an error matching
+// *keys.Keyring implements it. RotateTo makes a key of the algorithm alg
+// (EdDSA, ES256 or RS256; "" keeps the active key's) and returns an error
+// matching store.ErrInvalid for another. Retire returns an error matching
 // store.ErrConflict for the active key and store.ErrNotFound for an unknown
 // one.
 type SigningKeyManager interface {
-	Rotate(ctx context.Context, projectID string) (store.SigningKey, error)
+	RotateTo(ctx context.Context, projectID, alg string) (store.SigningKey, error)
 	Retire(ctx context.Context, projectID, kid string) error
 }
 

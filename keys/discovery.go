@@ -1,8 +1,11 @@
 package keys
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
@@ -26,6 +29,9 @@ type Endpoints struct {
 // Discovery is the discovery document: the OpenID Provider Metadata members
 // that off-the-shelf JWT validators read (issuer, jwks_uri), the RFC 8414
 // introspection endpoint, and Latchkey's revocation feed.
+//
+// IDTokenSigningAlgValuesSupported lists the algorithms of the project's
+// published keys, the active key's first.
 type Discovery struct {
 	Issuer                           string   `json:"issuer"`
 	JWKSURI                          string   `json:"jwks_uri"`
@@ -47,6 +53,10 @@ func (k *Keyring) DiscoveryHandler(ep Endpoints) http.Handler {
 		if !ok {
 			return errNoProject
 		}
+		algs, err := k.publishedAlgorithms(r.Context(), project)
+		if err != nil {
+			return err
+		}
 		base := k.issuer(project)
 		if base == "" {
 			base = httpapi.RequestBase(r, ep.Discovery)
@@ -56,7 +66,7 @@ func (k *Keyring) DiscoveryHandler(ep Endpoints) http.Handler {
 			JWKSURI:                          base + ep.JWKS,
 			IntrospectionEndpoint:            base + ep.Introspection,
 			RevocationFeedEndpoint:           base + ep.Revocations,
-			IDTokenSigningAlgValuesSupported: []string{"EdDSA"},
+			IDTokenSigningAlgValuesSupported: algs,
 		})
 		if err != nil {
 			return err
@@ -64,6 +74,22 @@ func (k *Keyring) DiscoveryHandler(ep Endpoints) http.Handler {
 		k.writePublic(w, r, body)
 		return nil
 	})
+}
+
+// publishedAlgorithms returns the algorithms of the project's published
+// (unretired) keys, each once, the active key's first.
+func (k *Keyring) publishedAlgorithms(ctx context.Context, project string) ([]string, error) {
+	recs, err := k.st.ListSigningKeys(ctx, project)
+	if err != nil {
+		return nil, fmt.Errorf("keys: discovery: %w", err)
+	}
+	algs := []string{}
+	for _, rec := range slices.Backward(recs) {
+		if !rec.Retired() && CheckAlgorithm(rec.Algorithm) == nil && !slices.Contains(algs, rec.Algorithm) {
+			algs = append(algs, rec.Algorithm)
+		}
+	}
+	return algs, nil
 }
 
 // writePublic writes body, a public JSON document, with the key set's

@@ -2,7 +2,6 @@ package keys
 
 import (
 	"context"
-	"crypto/ed25519"
 	"sync"
 	"time"
 
@@ -15,7 +14,10 @@ type recordKey struct{ project, id string }
 // signingRecord is what the verifier needs of a signing key's record.
 type signingRecord struct {
 	tag     uint64 // change version read before the record was
-	pub     ed25519.PublicKey
+	kid     string
+	alg     string
+	raw     []byte     // the public key as stored
+	parsed  *PublicKey // raw parsed, once the record is kept; else nil
 	retired bool
 }
 
@@ -34,7 +36,7 @@ type sessionRecord struct {
 
 // signingRecordOf is the record of k, read at change version tag.
 func signingRecordOf(k store.SigningKey, tag uint64) signingRecord {
-	return signingRecord{tag: tag, pub: ed25519.PublicKey(k.PublicKey), retired: k.Retired()}
+	return signingRecord{tag: tag, kid: k.ID, alg: k.Algorithm, raw: k.PublicKey, retired: k.Retired()}
 }
 
 // apiKeyRecordOf is the record of k, read at change version tag.

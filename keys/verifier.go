@@ -2,7 +2,6 @@ package keys
 
 import (
 	"context"
-	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -180,7 +179,7 @@ func (v *Verifier) verifyToken(ctx context.Context, projectID, token string, tou
 		return nil, hit, err
 	}
 	if hit {
-		if _, err := v.signingKey(ctx, projectID, c.KeyID, &rv); err != nil {
+		if err := v.checkSigningKey(ctx, projectID, c.KeyID, &rv); err != nil {
 			return nil, hit, err
 		}
 	} else {
@@ -188,7 +187,7 @@ func (v *Verifier) verifyToken(ctx context.Context, projectID, token string, tou
 		// so that the cached path allocates nothing.
 		frv := new(requestVersion)
 		var err error
-		c, err = parseSigned(token, func(kid string) (ed25519.PublicKey, error) {
+		c, err = parseSigned(token, func(kid string) (PublicKey, error) {
 			return v.signingKey(ctx, projectID, kid, frv)
 		})
 		if err != nil {
@@ -249,42 +248,81 @@ func principalOf(projectID string, c *Claims) Principal {
 	return p
 }
 
-// signingKey returns the public key kid of the project, if it exists there
-// and is not retired. It uses the kept record when the store's change
-// version is still the record's tag, and reads the store otherwise.
-func (v *Verifier) signingKey(ctx context.Context, projectID, kid string, rv *requestVersion) (ed25519.PublicKey, error) {
+// signingKey returns the public key kid of the project, with its
+// algorithm, if it exists there and is not retired.
+func (v *Verifier) signingKey(ctx context.Context, projectID, kid string, rv *requestVersion) (PublicKey, error) {
+	r, err := v.signingRecord(ctx, projectID, kid, rv)
+	if err != nil {
+		return PublicKey{}, err
+	}
+	return r.key()
+}
+
+// checkSigningKey refuses a token signed by the project's key kid unless
+// the key exists there and is not retired (the signature was checked
+// before).
+func (v *Verifier) checkSigningKey(ctx context.Context, projectID, kid string, rv *requestVersion) error {
+	r, err := v.signingRecord(ctx, projectID, kid, rv)
+	if err != nil {
+		return err
+	}
+	return r.live()
+}
+
+// signingRecord returns the record of the project's key kid. It uses the
+// kept record when the store's change version is still the record's tag,
+// and reads the store otherwise; a record it keeps has its public key
+// parsed once.
+func (v *Verifier) signingRecord(ctx context.Context, projectID, kid string, rv *requestVersion) (signingRecord, error) {
 	k := recordKey{projectID, kid}
 	ver, versioned := v.version(ctx, rv) // before the read
 	if versioned {
 		if r, ok := v.sigRecs.get(k); ok && r.tag == ver {
-			return r.key()
+			return r, nil
 		}
 	}
 	rec, err := v.st.GetSigningKey(ctx, projectID, kid)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-			return nil, unknownKid()
+			return signingRecord{}, unknownKid()
 		}
-		return nil, fmt.Errorf("keys: verify: %w", err)
-	}
-	if len(rec.PublicKey) != ed25519.PublicKeySize {
-		return nil, fmt.Errorf("keys: verify: signing key %s has a %d-byte public key", kid, len(rec.PublicKey))
+		return signingRecord{}, fmt.Errorf("keys: verify: %w", err)
 	}
 	r := signingRecordOf(rec, ver)
 	if versioned {
-		// Kept beyond this call: own the bytes.
-		r.pub = slices.Clone(r.pub)
+		// Kept beyond this call: own the key.
+		r.raw = slices.Clone(r.raw)
+		if pub, err := ParsePublicKey(r.alg, r.raw); err == nil {
+			r.parsed = &pub
+		}
 		v.sigRecs.put(k, r)
 	}
-	return r.key()
+	return r, nil
 }
 
-// key returns the record's public key, or a refusal if it is retired.
-func (r signingRecord) key() (ed25519.PublicKey, error) {
+// live refuses the record's tokens if the key is retired.
+func (r signingRecord) live() error {
 	if r.retired {
-		return nil, retired("retired signing key")
+		return retired("retired signing key")
 	}
-	return r.pub, nil
+	return nil
+}
+
+// key returns the record's public key with its algorithm, or a refusal if
+// it is retired. A stored key that does not parse is an error, not a
+// refusal: the store holds a record no key of Latchkey's makes.
+func (r signingRecord) key() (PublicKey, error) {
+	if err := r.live(); err != nil {
+		return PublicKey{}, err
+	}
+	if r.parsed != nil {
+		return *r.parsed, nil
+	}
+	pub, err := ParsePublicKey(r.alg, r.raw)
+	if err != nil {
+		return PublicKey{}, fmt.Errorf("keys: verify: signing key %s: %w", r.kid, err)
+	}
+	return pub, nil
 }
 
 // checkAPIKey reads the API key's record (or uses the kept one while the

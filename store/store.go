@@ -130,8 +130,8 @@ type SigningKeyStore interface {
 	// ErrConflict for an existing id.
 	CreateSigningKey(ctx context.Context, k SigningKey) error
 	// GetSigningKey returns the project's key with the given id, retired or
-	// not, or an error matching ErrNotFound. A key of another project is not
-	// found.
+	// not, with the Algorithm and PublicKey it was created with, or an
+	// error matching ErrNotFound. A key of another project is not found.
 	GetSigningKey(ctx context.Context, projectID, id string) (SigningKey, error)
 	// ActiveSigningKey returns the project's newest unretired key, by
 	// (CreatedAt, ID), or an error matching ErrNotFound when there is none.

@@ -87,14 +87,33 @@ type APIKey struct {
 // Revoked reports whether k has been revoked.
 func (k APIKey) Revoked() bool { return !k.RevokedAt.IsZero() }
 
-// SigningKey is one of a project's Ed25519 signing keys. Its private key is
-// held only encrypted, by package keys; a store never sees it in plain text.
+// The signing algorithms a project's key may use, by their JWS names
+// (RFC 7518, RFC 8037).
+const (
+	// AlgEdDSA is Ed25519, the default.
+	AlgEdDSA = "EdDSA"
+	// AlgES256 is ECDSA on P-256 with SHA-256.
+	AlgES256 = "ES256"
+	// AlgRS256 is RSASSA-PKCS1-v1_5 with SHA-256, with keys of 2048 bits or
+	// more.
+	AlgRS256 = "RS256"
+)
+
+// SigningKey is one of a project's signing keys. Its private key is held
+// only encrypted, by package keys; a store never sees it in plain text.
 type SigningKey struct {
 	// ID is the key id ("sk_..."), the kid of the tokens it signs.
 	ID string
 	// ProjectID is the project the key belongs to.
 	ProjectID string
-	// PublicKey is the 32-byte Ed25519 public key.
+	// Algorithm is the key's algorithm, AlgEdDSA, AlgES256 or AlgRS256:
+	// the only alg its tokens may name. Keys recorded before the
+	// algorithm was are AlgEdDSA.
+	Algorithm string
+	// PublicKey is the public key, in the form of its algorithm: for
+	// AlgEdDSA the 32-byte Ed25519 key, for AlgES256 the 65-byte
+	// uncompressed P-256 point (SEC 1), for AlgRS256 the DER of a PKCS #1
+	// RSAPublicKey.
 	PublicKey []byte
 	// EncryptedPrivateKey is the sealed private key, opaque to the store.
 	EncryptedPrivateKey []byte

@@ -1,6 +1,9 @@
 package store
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/mail"
@@ -252,12 +255,11 @@ func CheckAPIKey(k APIKey) error {
 }
 
 // CheckSigningKey checks a signing key record to create: project, id, a
-// 32-byte public key, a sealed private key, CreatedAt set, RetiredAt zero.
+// known algorithm with a public key of its form (see SigningKey.PublicKey;
+// an RSA key of 2048 to 8192 bits), a sealed private key, CreatedAt set,
+// RetiredAt zero.
 func CheckSigningKey(k SigningKey) error {
-	var pub error
-	if len(k.PublicKey) != 32 {
-		pub = invalidf("public key is not 32 bytes")
-	}
+	pub := CheckPublicKey(k.Algorithm, k.PublicKey)
 	var priv error
 	if len(k.EncryptedPrivateKey) == 0 {
 		priv = invalidf("empty sealed private key")
@@ -361,6 +363,39 @@ func nonEmpty(what, s string) error {
 func zeroTime(what string, t time.Time) error {
 	if !t.IsZero() {
 		return invalidf("%s must be the zero time", what)
+	}
+	return nil
+}
+
+// Bounds of an RSA signing key's modulus.
+const (
+	MinRSABits = 2048
+	MaxRSABits = 8192
+)
+
+// CheckPublicKey checks that pub is a public key of the signing algorithm
+// alg in the form SigningKey.PublicKey states: an error matching
+// ErrInvalid for an unknown algorithm or a key that is not of its form.
+func CheckPublicKey(alg string, pub []byte) error {
+	switch alg {
+	case AlgEdDSA:
+		if len(pub) != 32 {
+			return invalidf("EdDSA public key is not 32 bytes")
+		}
+	case AlgES256:
+		if _, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), pub); err != nil {
+			return invalidf("ES256 public key is not an uncompressed P-256 point")
+		}
+	case AlgRS256:
+		k, err := x509.ParsePKCS1PublicKey(pub)
+		if err != nil {
+			return invalidf("RS256 public key is not a PKCS #1 RSA public key")
+		}
+		if n := k.N.BitLen(); n < MinRSABits || n > MaxRSABits {
+			return invalidf("RS256 public key is not of %d to %d bits", MinRSABits, MaxRSABits)
+		}
+	default:
+		return invalidf("signing algorithm is not EdDSA, ES256 or RS256")
 	}
 	return nil
 }

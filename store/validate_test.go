@@ -207,8 +207,12 @@ func TestCheckAPIKey(t *testing.T) {
 }
 
 func TestCheckSigningKey(t *testing.T) {
-	valid := SigningKey{ID: "sk_1", ProjectID: "proj-a", PublicKey: make([]byte, 32), EncryptedPrivateKey: []byte{1}, CreatedAt: t0}
+	valid := SigningKey{ID: "sk_1", ProjectID: "proj-a", Algorithm: AlgEdDSA, PublicKey: make([]byte, 32), EncryptedPrivateKey: []byte{1}, CreatedAt: t0}
 	refuses(t, CheckSigningKey, valid, map[string]func(*SigningKey){
+		"no algorithm":          func(k *SigningKey) { k.Algorithm = "" },
+		"alg HS256":             func(k *SigningKey) { k.Algorithm = "HS256" },
+		"ES256, 32 bytes":       func(k *SigningKey) { k.Algorithm = AlgES256 },
+		"RS256, 32 bytes":       func(k *SigningKey) { k.Algorithm = AlgRS256 },
 		"a bad project":         func(k *SigningKey) { k.ProjectID = "A" },
 		"an empty id":           func(k *SigningKey) { k.ID = "" },
 		"a 31-byte public key":  func(k *SigningKey) { k.PublicKey = make([]byte, 31) },

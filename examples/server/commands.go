@@ -96,9 +96,10 @@ func checkProject(ctx context.Context, inst *instance, project string) error {
 	return nil
 }
 
-// cmdProjectCreate: project create NAME.
+// cmdProjectCreate: project create [-alg A] NAME.
 func cmdProjectCreate(ctx context.Context, env *env, args []string) error {
 	fs, sf := commandFlags(env, "project create")
+	alg := registerAlg(fs, "signing algorithm of the project: EdDSA (default), ES256 or RS256")
 	if err := parseArgs(fs, sf, args, []string{"NAME"}); err != nil {
 		return err
 	}
@@ -106,8 +107,11 @@ func cmdProjectCreate(ctx context.Context, env *env, args []string) error {
 	if !store.ValidProjectID(name) {
 		return usagef(fs.Name(), "project name %q must match [a-z0-9][a-z0-9-]{0,62}", name)
 	}
+	if err := checkAlg(fs, *alg); err != nil {
+		return err
+	}
 	return sf.with(ctx, env, "", func(ctx context.Context, inst *instance) error {
-		p, err := inst.lk.CreateProject(ctx, name)
+		p, err := inst.lk.CreateProjectWith(ctx, name, &latchkey.ProjectOptions{Algorithm: *alg})
 		if errors.Is(err, store.ErrConflict) {
 			return fmt.Errorf("project %q already exists", name)
 		}

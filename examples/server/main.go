@@ -151,7 +151,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 const usageText = `usage:
   server [serve] [-addr 127.0.0.1:8080] [-data DIR] [-db URL] [-public-url URL] [-metrics-addr ADDR] [-demo]
-  server project create [-data DIR] [-db URL] NAME
+  server project create [-data DIR] [-db URL] [-alg EdDSA|ES256|RS256] NAME
   server user create    [-data DIR] [-db URL] -project P -email E [-tags a,b]   (password: first line of stdin)
   server user disable   [-data DIR] [-db URL] -project P -email E
   server user enable    [-data DIR] [-db URL] -project P -email E
@@ -161,6 +161,8 @@ const usageText = `usage:
   server key create     [-data DIR] [-db URL] [-public-url URL] -project P -name N
   server key list       [-data DIR] [-db URL] -project P
   server key revoke     [-data DIR] [-db URL] -project P ID
+  server key rotate-signing [-data DIR] [-db URL] -project P [-alg EdDSA|ES256|RS256]
+  server signing-key list   [-data DIR] [-db URL] -project P
   server audit list     [-data DIR] [-db URL] -project P [-limit N] [-cursor C] [-action A] [-target ID]
 `
 
@@ -194,6 +196,10 @@ func lookup(name string) command {
 		return cmdKeyList
 	case "key revoke":
 		return cmdKeyRevoke
+	case "key rotate-signing":
+		return cmdKeyRotateSigning
+	case "signing-key list":
+		return cmdSigningKeyList
 	}
 	return nil
 }

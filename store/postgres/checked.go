@@ -220,6 +220,7 @@ type recordsRow struct {
 	skID                         pgtype.Text
 	skPub, skSealed              []byte
 	skAt, skRetired              pgtype.Timestamptz
+	skAlg                        pgtype.Text
 	akID, akName, akBy, akSigner pgtype.Text
 	akAt, akUsed, akRevoked      pgtype.Timestamptz
 	fID, fUser                   pgtype.Text
@@ -232,7 +233,7 @@ type recordsRow struct {
 func (r *recordsRow) dest() []any {
 	return []any{
 		&r.present,
-		&r.skID, &r.skPub, &r.skSealed, &r.skAt, &r.skRetired,
+		&r.skID, &r.skPub, &r.skSealed, &r.skAt, &r.skRetired, &r.skAlg,
 		&r.akID, &r.akName, &r.akBy, &r.akSigner, &r.akAt, &r.akUsed, &r.akRevoked,
 		&r.fID, &r.fUser, &r.fGen, &r.fIssued, &r.fExpires, &r.fAt, &r.fEnds, &r.fRevoked,
 	}
@@ -243,7 +244,8 @@ func (r *recordsRow) records(projectID string) store.TokenRecords {
 	var recs store.TokenRecords
 	if r.skID.Valid {
 		recs.SigningKey = &store.SigningKey{
-			ID: r.skID.String, ProjectID: projectID, PublicKey: r.skPub, EncryptedPrivateKey: r.skSealed,
+			ID: r.skID.String, ProjectID: projectID, Algorithm: r.skAlg.String,
+			PublicKey: r.skPub, EncryptedPrivateKey: r.skSealed,
 			CreatedAt: r.skAt.Time.UTC(), RetiredAt: fromNullDBTime(r.skRetired),
 		}
 	}

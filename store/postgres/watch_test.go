@@ -57,7 +57,7 @@ func TestWatch_EveryRevocationWakes(t *testing.T) {
 	ofam := seedFamily(t, other, ou)
 	require.NoError(t, b.CreateAPIKey(ctx, store.APIKey{ID: "key_1", ProjectID: "p", Name: "k", CreatedAt: it0}))
 	for _, id := range []string{"sk_1", "sk_2"} {
-		require.NoError(t, b.CreateSigningKey(ctx, store.SigningKey{ID: id, ProjectID: "p", PublicKey: make([]byte, 32),
+		require.NoError(t, b.CreateSigningKey(ctx, store.SigningKey{ID: id, ProjectID: "p", Algorithm: store.AlgEdDSA, PublicKey: make([]byte, 32),
 			EncryptedPrivateKey: []byte{1}, CreatedAt: it0.Add(time.Duration(len(id)) * time.Second)}))
 	}
 	at := it0.Add(time.Minute)

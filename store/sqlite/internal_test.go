@@ -573,7 +573,8 @@ func oldDatabase(t *testing.T, path string, upTo int) *sqlite.Conn {
 // schema stopped at 0003, with a row in every table, and checks that
 // migration 0004 keeps every row and field and gives the new fields their
 // "unknown" values: no DisabledAt, no EndsAt, no CreatedBy or
-// SigningKeyID, an empty revocation feed that new revocations extend.
+// SigningKeyID, an empty revocation feed that new revocations extend; and
+// that 0005 makes its signing key an EdDSA key.
 func TestMigrate_SecondStageKeepsRows(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")
 	db := oldDatabase(t, path, 3)
@@ -623,7 +624,7 @@ VALUES ('rf_1', 'p', 'usr_1', 3, ?, ?, ?, ?, NULL)`, us+10, us+3_600_000_000, us
 		LastUsedAt: t0.Add(time.Microsecond)}, k)
 	sk, err := s.GetSigningKey(ctx, "p", "sk_1")
 	require.NoError(t, err)
-	require.Equal(t, store.SigningKey{ID: "sk_1", ProjectID: "p", PublicKey: pub,
+	require.Equal(t, store.SigningKey{ID: "sk_1", ProjectID: "p", Algorithm: store.AlgEdDSA, PublicKey: pub,
 		EncryptedPrivateKey: []byte{1, 2}, CreatedAt: t0}, sk)
 	f, err := s.GetRefreshFamily(ctx, "p", "rf_1")
 	require.NoError(t, err)
