@@ -36,7 +36,7 @@ func TestConformance(t *testing.T) {
 				// second store opens on it, so a migrated database that
 				// cannot write can be opened.
 				storetest.RunUnwritable(t, func(t *testing.T) (store.Store, func(t *testing.T) store.Store) {
-					url := mode.newDB(t)
+					url := mode.NewDB(t)
 					return openStore(t, url), func(t *testing.T) store.Store {
 						pgtest.SetReadOnly(t, url, true)
 						return openStore(t, url)
