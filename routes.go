@@ -50,7 +50,7 @@ func (l *Latchkey) routes(p parts) []route {
 		{"POST " + PathLogin, p.identity.Login()},
 		{"POST " + PathRefresh, p.identity.Refresh()},
 		{"POST " + PathLogout, p.identity.Logout()},
-		{"POST " + PathIntrospect, v.APIKeyOnly(v.IntrospectHandler(kr.Issuer))},
+		{"POST " + PathIntrospect, v.APIKeyClient(v.IntrospectHandler(kr.Issuer))},
 		{"GET " + PathRevocations, v.APIKeyOnly(l.feed)},
 		{"GET " + PathContacts, l.listAuth(p.contacts)},
 		{"GET " + PathJWKS, public(kr.JWKSHandler())},
