@@ -25,6 +25,10 @@ const (
 	PathConsole     = "/console/"
 )
 
+// corsPrefix is the prefix of the paths of the table that browser pages of
+// Options.CORSOrigins may call (the /v1 API; see Latchkey.withCORS).
+const corsPrefix = "/v1/"
+
 // parts are the handlers the routing table mounts that Latchkey does not
 // keep for itself.
 type parts struct {

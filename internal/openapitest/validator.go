@@ -27,6 +27,12 @@
 //     the methods the document lists for the path (or 404 not_found, for an
 //     unknown project).
 //   - For any other path, the answer must be 404 not_found.
+//   - CORS (the document's member "x-latchkey-cors"): a 204 answer to a
+//     preflight on a path under its prefix must match its preflight
+//     response component and allow exactly the path's methods; on those
+//     paths an Access-Control-Allow-Origin must be the request's one Origin
+//     (never "*") with Vary: Origin, elsewhere it may only be "*"; no
+//     answer allows credentials.
 //
 // Error answers outside an operation are checked against the document's
 // response components. The paths the document declares out of scope (its
@@ -99,8 +105,10 @@ type Validator struct {
 	opts       Options
 	outOfScope []string
 	// fallback are the components answering requests no operation serves:
-	// "NotFound", "MethodNotAllowed", "Internal", "Unavailable".
+	// "NotFound", "MethodNotAllowed", "Internal", "Unavailable", and the
+	// CORS preflight's.
 	fallback map[string]*openapi3.ResponseRef
+	cors     corsSpec // the document's CORSKey member
 }
 
 // New returns a Validator of the embedded document (openapi.Document) that
@@ -142,6 +150,9 @@ func newValidator(t testing.TB, raw []byte, opts *Options) (*Validator, error) {
 		}
 		v.fallback[name] = ref
 	}
+	if err := v.loadCORS(); err != nil {
+		return nil, err
+	}
 	// Routes match on the path alone: the base_url a test reaches is not
 	// the document's.
 	routed := *doc
@@ -182,7 +193,7 @@ func (v *Validator) Check(ctx context.Context, ex Exchange) error {
 	if !ok {
 		return nil
 	}
-	return redact(errors.Join(v.check(ctx, path, ex), v.checkRequestID(ex)), secretsOf(ex))
+	return redact(errors.Join(v.check(ctx, path, ex), v.checkRequestID(ex), v.checkCORS(path, ex)), secretsOf(ex))
 }
 
 // documentPath returns the path of the document a request path is checked
@@ -211,6 +222,9 @@ func (v *Validator) check(ctx context.Context, path string, ex Exchange) error {
 	req.Body = io.NopCloser(bytes.NewReader(ex.RequestBody))
 	req.ContentLength = int64(len(ex.RequestBody))
 
+	if ex.Status == http.StatusNoContent && isPreflight(req) && v.corsPath(path) {
+		return v.checkPreflight(ctx, path, req, ex)
+	}
 	route, params, err := v.router.FindRoute(req)
 	switch {
 	case errors.Is(err, routers.ErrPathNotFound):
