@@ -38,8 +38,9 @@
 // The server serves project P at http://ADDR/p/P and the project default
 // also at http://ADDR. Tokens carry iss = {public}/p/P (project P) or
 // {public} (default), where {public} is -public-url, LATCHKEY_PUBLIC_URL, or
-// for serve http://ADDR; the one-shot commands mint without iss unless given
-// one. It prints {"event":"listening",...} on stdout when it
+// for serve http://ADDR. serve records {public} in the store, and the
+// one-shot commands that mint tokens (key create) use the recorded one when
+// given none (without iss when no serve has recorded one). It prints {"event":"listening",...} on stdout when it
 // accepts connections, logs one JSON line per request to stderr (never a
 // token, a password or a query string), answers GET /healthz, and on SIGINT
 // or SIGTERM finishes in-flight requests before closing the store.

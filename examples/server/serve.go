@@ -132,6 +132,9 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 		return err
 	}
 	defer inst.Close()
+	if err := recordPublicURL(ctx, inst.st, public); err != nil {
+		return err
+	}
 	if *demo {
 		if err := seedDemo(ctx, env, inst, &sf, baseURL); err != nil {
 			return err
