@@ -235,12 +235,21 @@ func (v *Validator) check(ctx context.Context, path string, ex Exchange) error {
 		return fmt.Errorf("routing: %w", err)
 	}
 
+	digitErr := digitsOnly(route, req)
+	clampDigits(route, req)
 	reqErr := openapi3filter.ValidateRequest(ctx, &openapi3filter.RequestValidationInput{
 		Request:    req,
 		PathParams: params,
 		Route:      route,
 		Options:    &openapi3filter.Options{MultiError: true, AuthenticationFunc: v.authenticate},
 	})
+	if digitErr != nil {
+		var me openapi3.MultiError
+		if reqErr != nil && !errors.As(reqErr, &me) {
+			me = openapi3.MultiError{reqErr}
+		}
+		reqErr = append(me, digitErr)
+	}
 	req.Body = io.NopCloser(bytes.NewReader(ex.RequestBody))
 	errs := []error{v.checkResponse(ctx, route, req, ex)}
 	if reqErr != nil {
@@ -410,5 +419,55 @@ func (v *Validator) report(ctx context.Context, ex Exchange) {
 	if err := v.Check(ctx, ex); err != nil {
 		v.t.Errorf("openapi: %s %s answered %d, which the document does not allow: %v",
 			ex.Request.Method, ex.Request.URL.Path, ex.Status, err)
+	}
+}
+
+// DigitsOnlyKey is the member of a query parameter whose integer values
+// must be written in decimal digits only (no sign, no exponent): a JSON
+// Schema integer allows "+5", which the API refuses.
+const DigitsOnlyKey = "x-latchkey-digits-only"
+
+// digitsOnly returns the fault of a request that writes a parameter marked
+// DigitsOnlyKey with anything but digits, or nil.
+func digitsOnly(route *routers.Route, req *http.Request) error {
+	q := req.URL.Query()
+	for _, ref := range route.Operation.Parameters {
+		p := ref.Value
+		if p == nil || p.In != openapi3.ParameterInQuery || p.Extensions[DigitsOnlyKey] != true {
+			continue
+		}
+		for _, val := range q[p.Name] {
+			if val == "" || strings.Trim(val, "0123456789") != "" {
+				return &openapi3filter.RequestError{Parameter: p, Reason: "not written in decimal digits only"}
+			}
+		}
+	}
+	return nil
+}
+
+// clampDigits rewrites, in req's query, the values of the parameters marked
+// DigitsOnlyKey that are written in more digits than an int64 holds, to
+// the largest int64: a JSON Schema integer has no bound, but the library
+// reads integers as int64, and the API takes any number of digits.
+func clampDigits(route *routers.Route, req *http.Request) {
+	q, err := url.ParseQuery(req.URL.RawQuery)
+	if err != nil {
+		return // left as it is, for the library to find the fault
+	}
+	changed := false
+	for _, ref := range route.Operation.Parameters {
+		p := ref.Value
+		if p == nil || p.In != openapi3.ParameterInQuery || p.Extensions[DigitsOnlyKey] != true {
+			continue
+		}
+		for i, val := range q[p.Name] {
+			if len(val) > 18 && strings.Trim(val, "0123456789") == "" {
+				q[p.Name][i] = "9223372036854775807"
+				changed = true
+			}
+		}
+	}
+	if changed {
+		req.URL.RawQuery = q.Encode()
 	}
 }
