@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -44,13 +45,16 @@ import (
 // Handlers find it with requestid.FromContext, and every problem+json body
 // carries it as request_id.
 //
+// With Options.CORSOrigins, the /v1 paths of the table (corsPrefix) answer
+// browser pages of the listed origins: see [Latchkey.withCORS].
+//
 // Each request is traced as a server span of Options.TracerProvider, a
 // child of the trace context Options.Propagator reads from its headers,
 // named by its method and route ("GET /v1/contacts"), with the attributes
 // http.request.method, http.route, http.response.status_code and
 // latchkey.project: never a token, an email, a password or a query.
 func (l *Latchkey) Handler() http.Handler {
-	return l.entry(func(w http.ResponseWriter, r *http.Request, span trace.Span) {
+	return l.withCORS(l.entry(func(w http.ResponseWriter, r *http.Request, span trace.Span) {
 		if p := r.URL.Path; path.Clean(p) != p && path.Clean(p)+"/" != p {
 			// The mux would redirect to the cleaned path, which may lack
 			// the prefix of the base_url; no client of this API sends
@@ -60,6 +64,13 @@ func (l *Latchkey) Handler() http.Handler {
 		}
 		h, pattern := l.mux.Handler(r)
 		if pattern == "" {
+			if methods, ok := l.preflight(r); ok {
+				if span.IsRecording() {
+					nameSpan(span, r.Method, r.Method+" "+r.URL.Path)
+				}
+				httpapi.AnswerPreflight(w, methods)
+				return
+			}
 			l.noRoute(w, r)
 			return
 		}
@@ -67,7 +78,56 @@ func (l *Latchkey) Handler() http.Handler {
 			nameSpan(span, r.Method, pattern)
 		}
 		h.ServeHTTP(w, r)
+	}))
+}
+
+// withCORS returns h, the handler of the routing table, with the CORS
+// headers of Options.CORSOrigins (none without them): every answer of a
+// path of the table under corsPrefix carries Vary: Origin, and, to a
+// request from a listed origin, Access-Control-Allow-Origin with that
+// origin (never *) and Access-Control-Expose-Headers, whatever answers it
+// (the endpoint, the verifier's 401, a 404 for an unknown project, a 405, a
+// 5xx). The preflights of such requests are answered by the table's
+// handler (preflight). Requests from other origins, and other paths,
+// reach h untouched.
+func (l *Latchkey) withCORS(h http.Handler) http.Handler {
+	if l.cors == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := l.corsMethods(r.URL.Path); ok {
+			w.Header().Add("Vary", "Origin")
+			if origin, ok := l.cors.Origin(r); ok {
+				httpapi.AllowOrigin(w.Header(), origin)
+			}
+		}
+		h.ServeHTTP(w, r)
 	})
+}
+
+// corsMethods returns the methods the routing table serves at path when
+// path is one browser pages of the listed origins may call (under
+// corsPrefix), and false otherwise.
+func (l *Latchkey) corsMethods(path string) (string, bool) {
+	if !strings.HasPrefix(path, corsPrefix) {
+		return "", false
+	}
+	methods, ok := l.allow[path]
+	return methods, ok
+}
+
+// preflight returns the methods to answer r with when r is a CORS preflight
+// (OPTIONS with Access-Control-Request-Method) from a listed origin to a
+// path of corsMethods; false for any other request, which the table
+// answers as usual (an OPTIONS from another origin: 405).
+func (l *Latchkey) preflight(r *http.Request) (string, bool) {
+	if l.cors == nil || !httpapi.IsPreflight(r) {
+		return "", false
+	}
+	if _, ok := l.cors.Origin(r); !ok {
+		return "", false
+	}
+	return l.corsMethods(r.URL.Path)
 }
 
 // Protect returns next behind Latchkey's bearer-token check, for a host's

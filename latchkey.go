@@ -16,6 +16,7 @@ import (
 	"github.com/latchkey-dev/latchkey/console"
 	"github.com/latchkey-dev/latchkey/contacts"
 	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/internal/storetrace"
 	"github.com/latchkey-dev/latchkey/internal/telemetry"
 	"github.com/latchkey-dev/latchkey/keys"
@@ -66,6 +67,18 @@ type Options struct {
 	Console *console.Options
 	// NoConsole serves no console at all: {base_url}/console/ is 404.
 	NoConsole bool
+	// CORSOrigins are the origins (scheme://host[:port], such as
+	// "https://app.example.com") whose pages may call the /v1 API from a
+	// browser: for a request from a listed origin, every /v1 endpoint
+	// answers CORS preflights (OPTIONS: 204) and sends
+	// Access-Control-Allow-Origin with that origin on every answer, errors
+	// included; never "*" and never Access-Control-Allow-Credentials, since
+	// tokens travel in the Authorization header. Answers of the /v1 paths
+	// then carry Vary: Origin. Other origins get no CORS headers. The
+	// console never sends CORS headers, and the public documents (key set,
+	// discovery, OpenAPI) always allow every origin. Empty means none. New
+	// refuses an origin with a path, a query, a user, or "*".
+	CORSOrigins []string
 	// AuditRetention is how long audit entries are kept. Zero means
 	// DefaultAuditRetention.
 	AuditRetention time.Duration
@@ -111,6 +124,7 @@ type Latchkey struct {
 	users     *identity.Users
 	feed      *revocations.Feed
 	consoleUI *console.Handler // nil with NoConsole
+	cors      *httpapi.CORS    // nil without Options.CORSOrigins
 
 	mux      *http.ServeMux
 	allow    map[string]string // path -> the methods the routing table serves there
@@ -145,6 +159,10 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	if opts != nil {
 		o = *opts
 	}
+	cors, err := httpapi.NewCORS(o.CORSOrigins)
+	if err != nil {
+		return nil, fmt.Errorf("latchkey: Options.CORSOrigins: %w", err)
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -159,7 +177,7 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	}
 	tracer := telemetry.Tracer(o.TracerProvider)
 	l := &Latchkey{hostSt: st, logger: o.Logger, now: o.Now, resolver: o.Resolver, retention: o.AuditRetention,
-		tracer: tracer, propagator: telemetry.Propagator(o.Propagator)}
+		tracer: tracer, propagator: telemetry.Propagator(o.Propagator), cors: cors}
 	// Every part reads the store through the tracing wrapper: within a
 	// traced request, each store call is a span of its trace.
 	st = storetrace.Wrap(st, tracer)

@@ -25,6 +25,10 @@ const (
 	PathConsole     = "/console/"
 )
 
+// corsPrefix is the prefix of the paths of the table that browser pages of
+// Options.CORSOrigins may call (the /v1 API; see Latchkey.withCORS).
+const corsPrefix = "/v1/"
+
 // parts are the handlers the routing table mounts that Latchkey does not
 // keep for itself.
 type parts struct {
@@ -50,7 +54,7 @@ func (l *Latchkey) routes(p parts) []route {
 		{"POST " + PathLogin, p.identity.Login()},
 		{"POST " + PathRefresh, p.identity.Refresh()},
 		{"POST " + PathLogout, p.identity.Logout()},
-		{"POST " + PathIntrospect, v.APIKeyOnly(v.IntrospectHandler(kr.Issuer))},
+		{"POST " + PathIntrospect, v.APIKeyClient(v.IntrospectHandler(kr.Issuer))},
 		{"GET " + PathRevocations, v.APIKeyOnly(l.feed)},
 		{"GET " + PathContacts, l.listAuth(p.contacts)},
 		{"GET " + PathJWKS, public(kr.JWKSHandler())},

@@ -28,7 +28,8 @@ type Endpoints struct {
 
 // Discovery is the discovery document: the OpenID Provider Metadata members
 // that off-the-shelf JWT validators read (issuer, jwks_uri), the RFC 8414
-// introspection endpoint, and Latchkey's revocation feed.
+// introspection endpoint and the ways its clients authenticate
+// (IntrospectionAuthMethods), and Latchkey's revocation feed.
 //
 // IDTokenSigningAlgValuesSupported lists the algorithms of the project's
 // published keys, the active key's first.
@@ -36,6 +37,7 @@ type Discovery struct {
 	Issuer                           string   `json:"issuer"`
 	JWKSURI                          string   `json:"jwks_uri"`
 	IntrospectionEndpoint            string   `json:"introspection_endpoint"`
+	IntrospectionAuthMethods         []string `json:"introspection_endpoint_auth_methods_supported"`
 	RevocationFeedEndpoint           string   `json:"revocation_feed_endpoint"`
 	IDTokenSigningAlgValuesSupported []string `json:"id_token_signing_alg_values_supported"`
 }
@@ -65,6 +67,7 @@ func (k *Keyring) DiscoveryHandler(ep Endpoints) http.Handler {
 			Issuer:                           base,
 			JWKSURI:                          base + ep.JWKS,
 			IntrospectionEndpoint:            base + ep.Introspection,
+			IntrospectionAuthMethods:         IntrospectionAuthMethods(),
 			RevocationFeedEndpoint:           base + ep.Revocations,
 			IDTokenSigningAlgValuesSupported: algs,
 		})
@@ -91,6 +94,13 @@ func (k *Keyring) publishedAlgorithms(ctx context.Context, project string) ([]st
 	}
 	return algs, nil
 }
+
+// IntrospectionAuthMethods returns the ways a client of the introspection
+// endpoint authenticates, as the discovery document names them (RFC 8414):
+// "client_secret_basic" (the API key's id and token as HTTP Basic
+// credentials, [Verifier.APIKeyClient]) and "bearer" (the token as a bearer
+// token).
+func IntrospectionAuthMethods() []string { return []string{"client_secret_basic", "bearer"} }
 
 // writePublic writes body, a public JSON document, with the key set's
 // Cache-Control; HEAD gets the headers only.

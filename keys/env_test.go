@@ -175,7 +175,7 @@ func newEnv(t testing.TB, vopts *keys.VerifierOptions, projects ...string) *env 
 		Discovery: "/.well-known/openid-configuration", JWKS: "/.well-known/jwks.json",
 		Introspection: "/v1/identity/introspect", Revocations: "/v1/identity/revocations",
 	}))
-	introspect := e.v.APIKeyOnly(e.v.IntrospectHandler(e.kr.Issuer))
+	introspect := e.v.APIKeyClient(e.v.IntrospectHandler(e.kr.Issuer))
 	whoami := e.v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := keys.PrincipalFromContext(r.Context())
 		if !ok {

@@ -38,7 +38,7 @@ type Introspection struct {
 // is not counted as a use of its API key.
 //
 // The handler expects its caller to be authenticated already (the routing
-// table puts it behind [Verifier.APIKeyOnly]). iss is the token's own, or,
+// table puts it behind [Verifier.APIKeyClient]). iss is the token's own, or,
 // for a token minted without one, issuer(project) when that is not "".
 func (v *Verifier) IntrospectHandler(issuer func(projectID string) string) http.Handler {
 	return httpapi.Handle(v.logger, func(w http.ResponseWriter, r *http.Request) error {

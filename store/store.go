@@ -285,6 +285,21 @@ type ThrottleStore interface {
 	PruneThrottle(ctx context.Context, now time.Time) (int, error)
 }
 
+// SettingStore keeps the deployment's settings: named values that every
+// process on the database shares, such as the public URL its server
+// recorded (SettingPublicURL).
+type SettingStore interface {
+	// SetSetting sets the setting name to value, replacing the value it
+	// had. It must return ErrInvalid when CheckSetting refuses name or
+	// value. A value set by any handle on the database is seen by the next
+	// GetSetting of every handle.
+	SetSetting(ctx context.Context, name, value string) error
+	// GetSetting returns the value of the setting name, or an error
+	// matching ErrNotFound when it was never set, and ErrInvalid for a name
+	// CheckSettingName refuses.
+	GetSetting(ctx context.Context, name string) (string, error)
+}
+
 // Store is everything a Latchkey deployment keeps, one database behind all
 // of its role interfaces. Implementations are safe for concurrent use.
 type Store interface {
@@ -298,6 +313,7 @@ type Store interface {
 	ThrottleStore
 	AuditStore
 	ConsoleSessionStore
+	SettingStore
 	// Close releases the store's resources. Calls after Close fail.
 	Close() error
 }

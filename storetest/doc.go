@@ -38,6 +38,7 @@
 //     Revocations/... (one feed item per revocation, the feed's order,
 //     paging and floor, pruning of session items), Audit/...,
 //     ConsoleSessions/..., Throttle/... (PruneThrottle included),
+//     Settings/... (SetSetting and GetSetting),
 //     Checks/... (every method refuses what a store.Check function refuses
 //     with ErrInvalid and changes nothing; values at the checks' edges
 //     round-trip), Store/..., ChangeVersion/... for a store that offers

@@ -46,6 +46,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Audit", auditCases()},
 		{"ConsoleSessions", consoleSessionCases()},
 		{"Throttle", throttleCases()},
+		{"Settings", settingCases()},
 		{"Checks", checkCases()},
 		{"Store", lifecycleCases()},
 	}
@@ -89,7 +90,7 @@ func RunConcurrency(t *testing.T, newStore func(t *testing.T) store.Store) {
 // uniqueness rules hold across handles.
 func RunShared(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 	t.Helper()
-	cases := sharedCases()
+	cases := append(sharedCases(), sharedCase{"Settings/OtherHandleWrite", testSharedSetting})
 	if a, _ := open(t); implements[store.ChangeVersioner](a) {
 		cases = append(cases, sharedCase{"ChangeVersion/OtherHandleWrite", testSharedChangeVersion})
 	}

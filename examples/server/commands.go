@@ -62,17 +62,29 @@ func parseArgs(fs *flag.FlagSet, sf *storeFlags, args, positional []string, need
 
 // with opens the instance the flags name, with the one-shot commands'
 // logger, no background pruning, and tokens minted with the issuer of
-// publicURL (none for ""), runs do on it and closes it. The actions do takes
-// are audited as the command line's (audit.CLI).
+// publicURL, or, when it is "", of the public URL a serve recorded in the
+// store (recordedPublicURL; none when no serve did), runs do on it and
+// closes it. The actions do takes are audited as the command line's
+// (audit.CLI).
 func (s *storeFlags) with(ctx context.Context, env *env, publicURL string, do func(ctx context.Context, inst *instance) error) error {
+	var recordErr error
 	inst, err := s.open(ctx, env, quietLogger(env), latchkey.Options{
 		Issuer:        issuerFor(publicURL),
 		PruneInterval: -1,
-	}, nil)
+	}, func(st store.Store, o *latchkey.Options) {
+		if publicURL == "" {
+			var recorded string
+			recorded, recordErr = recordedPublicURL(ctx, st)
+			o.Issuer = issuerFor(recorded)
+		}
+	})
 	if err != nil {
 		return err
 	}
 	defer inst.Close()
+	if recordErr != nil {
+		return recordErr
+	}
 	return do(audit.NewContext(ctx, audit.CLI), inst)
 }
 

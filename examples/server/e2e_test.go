@@ -79,8 +79,14 @@ type server struct {
 // prints that it listens.
 func startServer(t *testing.T, dir string, args ...string) *server {
 	t.Helper()
+	return startServerEnv(t, dir, nil, args...)
+}
+
+// startServerEnv is startServer with env added to the server's environment.
+func startServerEnv(t *testing.T, dir string, env []string, args ...string) *server {
+	t.Helper()
 	cmd := exec.Command(serverBin, append([]string{"serve", "-addr", "127.0.0.1:0", "-data", dir}, args...)...)
-	cmd.Env = childEnv()
+	cmd.Env = childEnv(env...)
 	contract := openapitest.New(t, &openapitest.Options{
 		ProjectPrefix: "/p/",
 		Unchecked:     []string{"/healthz"}, // the example server's own

@@ -318,3 +318,17 @@ func (s *Store) PruneThrottle(ctx context.Context, now time.Time) (int, error) {
 	end(span, err)
 	return r0, err
 }
+
+func (s *Store) SetSetting(ctx context.Context, name string, value string) error {
+	ctx, span := s.start(ctx, "store.SetSetting", "")
+	err := s.st.SetSetting(ctx, name, value)
+	end(span, err)
+	return err
+}
+
+func (s *Store) GetSetting(ctx context.Context, name string) (string, error) {
+	ctx, span := s.start(ctx, "store.GetSetting", "")
+	r0, err := s.st.GetSetting(ctx, name)
+	end(span, err)
+	return r0, err
+}

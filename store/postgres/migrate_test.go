@@ -2,6 +2,9 @@ package postgres_test
 
 import (
 	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -47,8 +50,13 @@ func testConcurrentMigrate(t *testing.T, url string) {
 	var rows, minV, maxV int
 	require.NoError(t, conn.QueryRow(context.Background(),
 		`SELECT count(*), min(version), max(version) FROM schema_migrations`).Scan(&rows, &minV, &maxV))
+	files, err := filepath.Glob(filepath.Join("migrations", "*.sql"))
+	require.NoError(t, err)
+	newest, err := strconv.Atoi(strings.SplitN(filepath.Base(files[len(files)-1]), "_", 2)[0])
+	require.NoError(t, err)
 	assert.Equal(t, 1, minV)
-	assert.Equal(t, rows, maxV, "one row per migration, numbered from 1")
+	assert.Equal(t, len(files), rows, "one row per migration")
+	assert.Equal(t, newest, maxV, "the newest migration recorded")
 }
 
 // TestOpen_NoMigrate checks that NoMigrate leaves the database empty until
