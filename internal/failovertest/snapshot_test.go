@@ -1,0 +1,151 @@
+package failovertest
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/latchkey-dev/latchkey/store/postgres"
+)
+
+// TestFailover_SnapshotReuse: an instance that read API key K on the old
+// primary after the standby was promoted refuses K once K is revoked on
+// the new primary, even when the new primary's snapshot is, as text,
+// exactly the snapshot the instance read K in. A promoted standby hands
+// out again the transaction ids the old primary used after the promotion,
+// so the two servers' snapshots can be equal as text while they see
+// different commits: snapshot text alone does not name a database state.
+func TestFailover_SnapshotReuse(t *testing.T) {
+	p := newPair(t)
+	ctx := t.Context()
+	db := p.createDatabase(t)
+	in := startInstance(t, "a", p.multiHostURL(db))
+	createContacts(t, in, 3)
+	k, kToken, err := in.lk.APIKeys().Create(ctx, project, "k")
+	if err != nil {
+		t.Fatalf("create key K: %v", err)
+	}
+	_, otherToken, err := in.lk.APIKeys().Create(ctx, project, "other")
+	if err != nil {
+		t.Fatalf("create the other key: %v", err)
+	}
+	// Both keys are used once while the pair is healthy: their last use
+	// is written now, not later.
+	for _, tok := range []string{kToken, otherToken} {
+		for range 2 {
+			if a := in.contacts(ctx, tok); a.status != http.StatusOK {
+				t.Fatalf("GET /v1/contacts before the failover: %s", a)
+			}
+		}
+	}
+	p.waitReplayed(t)
+
+	p.promote(t)
+	oldPrimary := connect(t, p.primary, db)
+	newPrimary := connect(t, p.standby, db)
+	// The old primary's synchronous standby is gone: its own sessions
+	// commit locally, as an old primary nobody fenced would.
+	mustExec(t, oldPrimary, "SET synchronous_commit = local")
+	// The old primary runs ahead of the new one by some transactions, so
+	// that the new one can reach the old one's snapshot by running its own.
+	oldNext, newNext := nextXid(t, oldPrimary), nextXid(t, newPrimary)
+	for range max(0, newNext-oldNext) + 20 {
+		mustExec(t, oldPrimary, "SELECT pg_current_xact_id()")
+	}
+
+	// The instance reads K on the old primary: its pool's connections
+	// are there, and the old primary is the first read-write host.
+	seen := snapshotOf(t, oldPrimary)
+	if a := in.contacts(ctx, kToken); a.status != http.StatusOK {
+		t.Fatalf("GET /v1/contacts with K on the old primary after the promotion: %s", a)
+	}
+	if s := snapshotOf(t, oldPrimary); s != seen {
+		t.Fatalf("the old primary's snapshot moved while the instance read K (%s, then %s): the scenario needs it still", seen, s)
+	}
+	if !strings.HasSuffix(seen, ":") {
+		t.Fatalf("the old primary's snapshot %s lists transactions in progress: the scenario needs none", seen)
+	}
+
+	p.stopPrimary(t)
+	// K is revoked on the new primary, by another process.
+	admin, err := postgres.Open(ctx, nodeURL(p.standby, db), &postgres.Options{NoMigrate: true, Logger: discardLogger()})
+	if err != nil {
+		t.Fatalf("open a store on the new primary: %v", err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	if err := admin.RevokeAPIKey(ctx, project, k.ID, time.Now()); err != nil {
+		t.Fatalf("revoke K on the new primary: %v", err)
+	}
+	_ = admin.Close()
+	// The instance moves to the new primary (a read with the other key).
+	if a := untilServed(time.Minute, func() answer { return in.contacts(ctx, otherToken) }); a.status != http.StatusOK {
+		t.Fatalf("GET /v1/contacts with the other key after the failover: %s", a)
+	}
+
+	// The new primary runs transactions until its snapshot is the one
+	// the instance read K in.
+	for {
+		s := snapshotOf(t, newPrimary)
+		if s == seen {
+			break
+		}
+		if xmax(t, s) >= xmax(t, seen) {
+			t.Fatalf("the new primary's snapshot %s is already past %s, the one the instance read K in", s, seen)
+		}
+		mustExec(t, newPrimary, "SELECT pg_current_xact_id()")
+	}
+	a := in.contacts(ctx, kToken)
+	if s := snapshotOf(t, newPrimary); s != seen {
+		t.Fatalf("the new primary's snapshot moved during the request (%s, then %s): the scenario was not exercised", seen, s)
+	}
+	if a.status != http.StatusUnauthorized || a.code() != "invalid_token" {
+		t.Errorf("GET /v1/contacts with K, revoked on the new primary, whose snapshot is the one K was read in on the old primary (%s): %s, want 401 invalid_token", seen, a)
+	}
+	t.Logf("K read on the old primary and checked on the new one at the same snapshot %s: %s", seen, a)
+}
+
+// snapshotOf returns pg_current_snapshot() as text.
+func snapshotOf(t *testing.T, c *pgx.Conn) string {
+	t.Helper()
+	var s string
+	if err := c.QueryRow(context.Background(), "SELECT pg_current_snapshot()::text").Scan(&s); err != nil {
+		t.Fatalf("read the snapshot: %v", err)
+	}
+	return s
+}
+
+// nextXid returns the xmax of the server's current snapshot: the next
+// transaction id it will hand out.
+func nextXid(t *testing.T, c *pgx.Conn) int {
+	t.Helper()
+	return xmax(t, snapshotOf(t, c))
+}
+
+// xmax returns the xmax of a snapshot's text (xmin:xmax:xip,...).
+func xmax(t *testing.T, snapshot string) int {
+	t.Helper()
+	parts := strings.Split(snapshot, ":")
+	if len(parts) != 3 {
+		t.Fatalf("snapshot %q is not xmin:xmax:xip", snapshot)
+	}
+	n, err := strconv.Atoi(parts[1])
+	if err != nil {
+		t.Fatalf("snapshot %q: %v", snapshot, err)
+	}
+	return n
+}
+
+// mustExec runs sql on c.
+func mustExec(t *testing.T, c *pgx.Conn, sql string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
+	defer cancel()
+	if _, err := c.Exec(ctx, sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
