@@ -26,9 +26,18 @@ func (l *Latchkey) CreateProject(ctx context.Context, id string) (store.Project,
 // EnsureProject makes sure project id exists and has an active signing key,
 // creating what is missing. It is safe to run concurrently from several
 // processes: at worst the project gets two signing keys, the newer active.
+// When nothing is missing it only reads, so that an instance can start on
+// a database that cannot take writes now (a hot standby) and answer 503
+// until it can.
 func (l *Latchkey) EnsureProject(ctx context.Context, id string) error {
-	err := l.st.CreateProject(ctx, store.Project{ID: id, CreatedAt: l.now()})
-	if err != nil && !errors.Is(err, store.ErrConflict) {
+	_, err := l.st.GetProject(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		err = l.st.CreateProject(ctx, store.Project{ID: id, CreatedAt: l.now()})
+		if errors.Is(err, store.ErrConflict) {
+			err = nil // another process created it meanwhile
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("latchkey: creating project %q: %w", id, err)
 	}
 	_, err = l.st.ActiveSigningKey(ctx, id)
