@@ -39,17 +39,29 @@ type instance struct {
 	client *http.Client
 }
 
-// startInstance opens a store on dbURL and serves Latchkey on it. The
-// instance prunes nothing in the background (no write of its own) and
-// writes an API key's last use at most once an hour, so that the only
-// writes are the ones the test makes.
+// startInstance opens a store on dbURL and serves Latchkey on it (see
+// serveInstance).
 func startInstance(t *testing.T, name, dbURL string) *instance {
 	t.Helper()
-	logger := slog.New(slog.NewTextHandler(t.Output(), nil)).With("instance", name)
+	logger := instanceLogger(t, name)
 	st, err := postgres.Open(t.Context(), dbURL, &postgres.Options{Logger: logger, MaxConns: 8})
 	if err != nil {
 		t.Fatalf("instance %s: open the store: %v", name, err)
 	}
+	return serveInstance(t, name, st, logger)
+}
+
+// instanceLogger writes an instance's logs to the test's output.
+func instanceLogger(t *testing.T, name string) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), nil)).With("instance", name)
+}
+
+// serveInstance serves Latchkey on st over HTTP; the cleanup closes st.
+// The instance prunes nothing in the background (no write of its own) and
+// writes an API key's last use at most once an hour, so that the only
+// writes are the ones the test makes.
+func serveInstance(t *testing.T, name string, st *postgres.Store, logger *slog.Logger) *instance {
+	t.Helper()
 	lk, err := latchkey.New(st, masterKey, &latchkey.Options{
 		Logger:        logger,
 		PruneInterval: -1,
