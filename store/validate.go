@@ -220,6 +220,15 @@ func CheckUser(u User) error {
 	)
 }
 
+// CheckPasswordHash checks SetPasswordHash's arguments: project, user id
+// and a non-empty hash.
+func CheckPasswordHash(projectID, id, hash string) error {
+	return errors.Join(
+		CheckKey(projectID, "user id", id),
+		nonEmpty("password hash", hash),
+	)
+}
+
 // CheckContact checks a contact to create: project, id, name, CreatedAt
 // set.
 func CheckContact(c Contact) error {

@@ -178,6 +178,13 @@ func TestCheckUser(t *testing.T) {
 	assert.NoError(t, CheckUser(nilTags), "nil tags")
 }
 
+func TestCheckPasswordHash(t *testing.T) {
+	assert.NoError(t, CheckPasswordHash("proj-a", "usr_1", "$argon2id$x"))
+	wantInvalid(t, CheckPasswordHash("Proj", "usr_1", "$argon2id$x"), "CheckPasswordHash with a bad project")
+	wantInvalid(t, CheckPasswordHash("proj-a", "", "$argon2id$x"), "CheckPasswordHash with an empty id")
+	wantInvalid(t, CheckPasswordHash("proj-a", "usr_1", ""), "CheckPasswordHash with an empty hash")
+}
+
 func TestCheckContact(t *testing.T) {
 	refuses(t, CheckContact, Contact{ID: "ct_1", ProjectID: "proj-a", Name: "Ada", CreatedAt: t0}, map[string]func(*Contact){
 		"a bad project":    func(c *Contact) { c.ProjectID = "" },
