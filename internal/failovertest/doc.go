@@ -19,10 +19,10 @@
 //     lost acknowledged writes.
 //   - TestFailover_SnapshotReuse: a promoted standby reuses the transaction
 //     ids the old primary handed out, so a snapshot's text can repeat on
-//     another database. An instance that read key K on the old primary
-//     after the promotion must refuse K once it is revoked on the new
-//     primary, even when the new primary's snapshot text is the one the
-//     instance saw.
+//     another database. An instance that read with key K and with a login
+//     token on the old primary after the promotion must refuse both once
+//     K is revoked and the session ended on the new primary, even when the
+//     new primary's snapshot text is the one the instance saw.
 //   - TestFailover_StandbyRefusesWrites: a store opened on the hot standby
 //     answers every write with store.ErrUnavailable, and an instance on it
 //     answers login, refresh and logout with 503 and changes nothing.

@@ -13,10 +13,11 @@ import (
 	"github.com/latchkey-dev/latchkey/store/postgres"
 )
 
-// TestFailover_SnapshotReuse: an instance that read API key K on the old
-// primary after the standby was promoted refuses K once K is revoked on
+// TestFailover_SnapshotReuse: an instance that read API key K, and a
+// request with a login token of session S, on the old primary after the
+// standby was promoted refuses both once K is revoked and S logged out on
 // the new primary, even when the new primary's snapshot is, as text,
-// exactly the snapshot the instance read K in. A promoted standby hands
+// exactly the snapshot the instance read them in. A promoted standby hands
 // out again the transaction ids the old primary used after the promotion,
 // so the two servers' snapshots can be equal as text while they see
 // different commits: snapshot text alone does not name a database state.
@@ -34,9 +35,18 @@ func TestFailover_SnapshotReuse(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create the other key: %v", err)
 	}
-	// Both keys are used once while the pair is healthy: their last use
-	// is written now, not later.
-	for _, tok := range []string{kToken, otherToken} {
+	if _, err := in.lk.Users().Create(ctx, project, "ada@example.com", "pw-ada", nil); err != nil {
+		t.Fatalf("create a user: %v", err)
+	}
+	login := in.login(ctx, "ada@example.com", "pw-ada")
+	if login.status != http.StatusOK {
+		t.Fatalf("login: %s", login)
+	}
+	session := login.tokens()
+	sid := familyOf(t, in, session.AccessToken).ID
+	// Each token is used while the pair is healthy: a key's last use is
+	// written now, not later.
+	for _, tok := range []string{kToken, otherToken, session.AccessToken} {
 		for range 2 {
 			if a := in.contacts(ctx, tok); a.status != http.StatusOK {
 				t.Fatalf("GET /v1/contacts before the failover: %s", a)
@@ -58,21 +68,25 @@ func TestFailover_SnapshotReuse(t *testing.T) {
 		mustExec(t, oldPrimary, "SELECT pg_current_xact_id()")
 	}
 
-	// The instance reads K on the old primary: its pool's connections
-	// are there, and the old primary is the first read-write host.
+	// The instance reads with K and with the login token on the old
+	// primary: its pool's connections are there, and the old primary is
+	// the first read-write host.
 	seen := snapshotOf(t, oldPrimary)
-	if a := in.contacts(ctx, kToken); a.status != http.StatusOK {
-		t.Fatalf("GET /v1/contacts with K on the old primary after the promotion: %s", a)
+	for _, tok := range []string{kToken, session.AccessToken} {
+		if a := in.contacts(ctx, tok); a.status != http.StatusOK {
+			t.Fatalf("GET /v1/contacts on the old primary after the promotion: %s", a)
+		}
 	}
 	if s := snapshotOf(t, oldPrimary); s != seen {
-		t.Fatalf("the old primary's snapshot moved while the instance read K (%s, then %s): the scenario needs it still", seen, s)
+		t.Fatalf("the old primary's snapshot moved while the instance read (%s, then %s): the scenario needs it still", seen, s)
 	}
 	if !strings.HasSuffix(seen, ":") {
 		t.Fatalf("the old primary's snapshot %s lists transactions in progress: the scenario needs none", seen)
 	}
 
 	p.stopPrimary(t)
-	// K is revoked on the new primary, by another process.
+	// K is revoked and the session ended on the new primary, by another
+	// process.
 	admin, err := postgres.Open(ctx, nodeURL(p.standby, db), &postgres.Options{NoMigrate: true, Logger: discardLogger()})
 	if err != nil {
 		t.Fatalf("open a store on the new primary: %v", err)
@@ -81,6 +95,9 @@ func TestFailover_SnapshotReuse(t *testing.T) {
 	if err := admin.RevokeAPIKey(ctx, project, k.ID, time.Now()); err != nil {
 		t.Fatalf("revoke K on the new primary: %v", err)
 	}
+	if err := admin.RevokeRefreshFamily(ctx, project, sid, time.Now()); err != nil {
+		t.Fatalf("end the session on the new primary: %v", err)
+	}
 	_ = admin.Close()
 	// The instance moves to the new primary (a read with the other key).
 	if a := untilServed(time.Minute, func() answer { return in.contacts(ctx, otherToken) }); a.status != http.StatusOK {
@@ -88,25 +105,29 @@ func TestFailover_SnapshotReuse(t *testing.T) {
 	}
 
 	// The new primary runs transactions until its snapshot is the one
-	// the instance read K in.
+	// the instance read in.
 	for {
 		s := snapshotOf(t, newPrimary)
 		if s == seen {
 			break
 		}
 		if xmax(t, s) >= xmax(t, seen) {
-			t.Fatalf("the new primary's snapshot %s is already past %s, the one the instance read K in", s, seen)
+			t.Fatalf("the new primary's snapshot %s is already past %s, the one the instance read in", s, seen)
 		}
 		mustExec(t, newPrimary, "SELECT pg_current_xact_id()")
 	}
-	a := in.contacts(ctx, kToken)
+	withK := in.contacts(ctx, kToken)
+	withSession := in.contacts(ctx, session.AccessToken)
 	if s := snapshotOf(t, newPrimary); s != seen {
-		t.Fatalf("the new primary's snapshot moved during the request (%s, then %s): the scenario was not exercised", seen, s)
+		t.Fatalf("the new primary's snapshot moved during the requests (%s, then %s): the scenario was not exercised", seen, s)
 	}
-	if a.status != http.StatusUnauthorized || a.code() != "invalid_token" {
-		t.Errorf("GET /v1/contacts with K, revoked on the new primary, whose snapshot is the one K was read in on the old primary (%s): %s, want 401 invalid_token", seen, a)
+	t.Logf("read on the old primary and checked on the new one at the same snapshot %s: K %s, the ended session's login token %s", seen, withK, withSession)
+	if withK.status != http.StatusUnauthorized || withK.code() != "invalid_token" {
+		t.Errorf("GET /v1/contacts with K, revoked on the new primary at the snapshot K was read in on the old one: %s, want 401 invalid_token", withK)
 	}
-	t.Logf("K read on the old primary and checked on the new one at the same snapshot %s: %s", seen, a)
+	if withSession.status != http.StatusUnauthorized || withSession.code() != "invalid_token" {
+		t.Errorf("GET /v1/contacts with the login token of a session ended on the new primary at the snapshot it was read in on the old one: %s, want 401 invalid_token", withSession)
+	}
 }
 
 // snapshotOf returns pg_current_snapshot() as text.
