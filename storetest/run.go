@@ -55,6 +55,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	if _, ok := newStore(t).(store.ChangeVersioner); ok {
 		groups = append(groups, group{"ChangeVersion", changeVersionCases()})
 	}
+	if implements[store.WritableChecker](newStore(t)) {
+		groups = append(groups, group{"Writable", writableCases()})
+	}
 	if implements[store.VersionedContactLister](newStore(t)) {
 		groups = append(groups, group{"VersionedContacts", versionedListCases()})
 	}

@@ -35,6 +35,19 @@ func TestConformance(t *testing.T) {
 					return openStore(t, url), openStore(t, url)
 				})
 			})
+			t.Run("Unwritable", func(t *testing.T) {
+				// A database whose new sessions are read-only, as a hot
+				// standby's are (SQLSTATE 25006 on every write); the
+				// second store opens on it, so a migrated database that
+				// cannot write can be opened.
+				storetest.RunUnwritable(t, func(t *testing.T) (store.Store, func(t *testing.T) store.Store) {
+					url := mode.newDB(t)
+					return openStore(t, url), func(t *testing.T) store.Store {
+						pgtest.SetReadOnly(t, url, true)
+						return openStore(t, url)
+					}
+				})
+			})
 		})
 	}
 }

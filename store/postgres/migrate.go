@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // migrationFiles holds the schema's migrations, numbered and append-only:
@@ -77,7 +79,26 @@ const (
 	migrationAppliedSQL   = `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`
 	migrationNewestSQL    = `SELECT coalesce(max(version), 0) FROM schema_migrations`
 	recordMigrationSQL    = `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`
+	// migrationsKnownSQL counts the recorded migrations this build knows
+	// ($1 is the newest it knows).
+	migrationsKnownSQL = `SELECT count(*) FROM schema_migrations WHERE version <= $1`
+	codeUndefinedTable = "42P01"
 )
+
+// migrated reports whether the database has every migration this build
+// knows, from a read: a database that cannot take writes now (a standby, a
+// read-only database) but is migrated can then be opened.
+func (s *Store) migrated(ctx context.Context, known int) (bool, error) {
+	var n int
+	err := s.read(ctx, "migrate", func(q querier) error {
+		return q.QueryRow(ctx, migrationsKnownSQL, known).Scan(&n)
+	})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == codeUndefinedTable {
+		return false, nil
+	}
+	return n == known, err
+}
 
 // Migrate applies the migrations the database lacks, in order, each in its
 // own transaction together with its row in schema_migrations. Every
@@ -85,6 +106,10 @@ const (
 // instances may call Migrate at once: one applies each migration and the
 // others find it recorded. Open calls Migrate unless Options.NoMigrate is
 // set.
+//
+// When every migration is recorded already, Migrate only reads, so that a
+// migrated database that cannot take writes now (a standby in recovery, a
+// database set read-only) can be opened.
 //
 // A database migrated by a newer Latchkey (it records versions this one does
 // not know) is left alone and logged at Warn: migrations are append-only and
@@ -94,7 +119,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postgres: migrate: %w", err)
 	}
-	for _, m := range ms {
+	pending := ms
+	if done, err := s.migrated(ctx, len(ms)); err != nil {
+		return err
+	} else if done {
+		pending = nil
+	}
+	for _, m := range pending {
 		applied := false
 		err := s.inTx(ctx, "migration "+m.name, func(tx pgx.Tx) error {
 			applied = false

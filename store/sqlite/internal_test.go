@@ -730,3 +730,25 @@ func TestListContacts_LongValues(t *testing.T) {
 	}
 	require.Equal(t, want, got)
 }
+
+// TestCheckWritable_WriteLockHeld: while another handle holds the
+// database's write lock past the busy timeout, CheckWritable says
+// ErrUnavailable, having written nothing; once the lock is released it
+// says nil.
+func TestCheckWritable_WriteLockHeld(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.db")
+	a := openFile(t, path, nil)
+	b := openFile(t, path, &Options{BusyTimeout: 50 * time.Millisecond})
+	ctx := t.Context()
+	require.NoError(t, b.CheckWritable(ctx))
+	release := holdWriteLock(t, a)
+	require.ErrorIs(t, b.CheckWritable(ctx), store.ErrUnavailable, "another handle holds the write lock")
+	release()
+	require.NoError(t, b.CheckWritable(ctx))
+	v, err := b.ChangeVersion(ctx)
+	require.NoError(t, err)
+	require.NoError(t, b.CheckWritable(ctx))
+	w, err := b.ChangeVersion(ctx)
+	require.NoError(t, err)
+	require.Equal(t, v, w, "a check is not a write")
+}

@@ -88,6 +88,31 @@ func NewSerializableDatabase(t testing.TB) string {
 	return newDatabase(t, []string{"SET default_transaction_isolation TO 'serializable'"})
 }
 
+// SetReadOnly makes the sessions opened from now on to the database of
+// dbURL (a URL [NewDatabase] returned) start read-only, when readOnly is
+// true, as every session of a hot standby is: every write fails with
+// SQLSTATE 25006 (read_only_sql_transaction), and transaction_read_only
+// reads on. It sets default_transaction_read_only on the database (ALTER
+// DATABASE ... SET), or resets it when readOnly is false; sessions already
+// open keep their setting. It fails t when the database cannot be altered.
+func SetReadOnly(t testing.TB, dbURL string, readOnly bool) {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dbURL)
+	if err != nil {
+		t.Fatalf("pgtest: SetReadOnly: not a valid connection string")
+	}
+	if !strings.HasPrefix(cfg.Database, DatabasePrefix) {
+		t.Fatalf("pgtest: SetReadOnly: %q is not a database NewDatabase made", cfg.Database)
+	}
+	sql := "ALTER DATABASE " + cfg.Database + " RESET default_transaction_read_only"
+	if readOnly {
+		sql = "ALTER DATABASE " + cfg.Database + " SET default_transaction_read_only = on"
+	}
+	if err := exec(AdminURL(t), sql); err != nil {
+		t.Fatalf("pgtest: SetReadOnly: %v", err)
+	}
+}
+
 // newDatabase creates the database and runs ALTER DATABASE name with each
 // of alter.
 func newDatabase(t testing.TB, alter []string) string {
