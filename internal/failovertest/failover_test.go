@@ -113,6 +113,11 @@ func TestFailover_UnderLoad(t *testing.T) {
 	l.stop.Store(true)
 	wg.Wait()
 	l.verify(ctx)
+	for _, in := range l.ins {
+		if err := in.st.CheckWritable(ctx); err != nil {
+			t.Errorf("instance %s: CheckWritable after the failover = %v, want nil", in.name, err)
+		}
+	}
 
 	for i, in := range l.ins {
 		l.report(t, i, in.name, promoted, stopped)

@@ -18,7 +18,9 @@ import (
 
 // TestFailover_StandbyRefusesWrites: a store opened on a hot standby (a
 // server that cannot write) answers every write with an error matching
-// store.ErrUnavailable, never another error, and an instance on it answers
+// store.ErrUnavailable, never another error, and says so when asked
+// (store.WritableChecker); the example server's /healthz on it is 503 (and
+// 200 on the primary); an instance on it answers
 // login, refresh and logout with 503 unavailable and Retry-After, and
 // changes nothing: the session it was asked to end still refreshes on the
 // primary.
@@ -165,6 +167,23 @@ func TestFailover_StandbyRefusesWrites(t *testing.T) {
 		if !errors.Is(err, store.ErrUnavailable) {
 			t.Errorf("%s on the standby = %v, want an error matching store.ErrUnavailable", w.name, err)
 		}
+	}
+
+	if err := standby.CheckWritable(ctx); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("CheckWritable on the standby = %v, want an error matching store.ErrUnavailable", err)
+	}
+	if err := prim.st.CheckWritable(ctx); err != nil {
+		t.Errorf("CheckWritable on the primary = %v, want nil", err)
+	}
+
+	// The example server's /healthz: 200 on the primary, 503 on the
+	// standby, so that a load balancer takes that instance out.
+	bin := buildServer(t)
+	if got := startServer(t, bin, nodeURL(p.primary, db)).healthz(t); got != http.StatusOK {
+		t.Errorf("GET /healthz of the example server on the primary: %d, want 200", got)
+	}
+	if got := startServer(t, bin, nodeURL(p.standby, db)).healthz(t); got != http.StatusServiceUnavailable {
+		t.Errorf("GET /healthz of the example server on the standby: %d, want 503", got)
 	}
 
 	// An instance on the standby: every request that writes is 503.
