@@ -23,8 +23,9 @@ const recoveryBound = 15 * time.Second
 // reported rather than cut short.
 const recoveryDeadline = 60 * time.Second
 
-// splitBrain is how long the old primary runs after the promotion.
-const splitBrain = time.Second
+// failoverGap is the time between the promotion and the old primary's
+// stop, in either order.
+const failoverGap = time.Second
 
 // calmAfterFailover is how long each instance must answer without a 5xx
 // after the failover before the load stops.
@@ -47,8 +48,20 @@ const calmAfterFailover = 3 * time.Second
 //   - every 5xx answer, before, during or after, is 503 unavailable with
 //     Retry-After: never a 500, never no answer.
 //
-// It logs each instance's 5xx window and recovery time.
+// It runs twice, on a fresh pair each time: with the standby promoted
+// first and the old primary stopped a second later (its writes hang
+// meanwhile, their synchronous standby gone), and with the old primary
+// stopped (fenced) first and the standby promoted a second later (no
+// server takes writes meanwhile). It logs each instance's 5xx window and
+// recovery time.
 func TestFailover_UnderLoad(t *testing.T) {
+	t.Run("PromoteThenStop", func(t *testing.T) { testUnderLoad(t, false) })
+	t.Run("StopThenPromote", func(t *testing.T) { testUnderLoad(t, true) })
+}
+
+// testUnderLoad is TestFailover_UnderLoad, the old primary stopped before
+// the promotion when fence is set, after it otherwise.
+func testUnderLoad(t *testing.T, fence bool) {
 	p := newPair(t)
 	ctx := t.Context()
 	db := p.createDatabase(t)
@@ -96,18 +109,36 @@ func TestFailover_UnderLoad(t *testing.T) {
 		t.Fatalf("no load before the failover: %d rotations, %d revocations; problems: %v", l.rotations, l.revocations, l.problems)
 	}
 
-	l.mark(&l.promoteStart)
-	p.promote(t)
-	promoted := l.mark(&l.promoted)
-	// The old primary lives on a moment, as when an operator promotes
-	// first: its writes wait for a synchronous standby that is gone.
-	time.Sleep(splitBrain)
-	p.stopPrimary(t)
-	stopped := l.mark(&l.stopped)
-	t.Logf("failover: standby promoted in %s, old primary stopped %s after the promotion",
-		promoted.Sub(l.promoteStart).Round(time.Millisecond), stopped.Sub(promoted).Round(time.Millisecond))
+	var promoted, stopped time.Time
+	if fence {
+		p.stopPrimary(t)
+		stopped = l.mark(&l.stopped)
+		// No server takes writes for a moment: the old primary is down,
+		// the standby still in recovery.
+		time.Sleep(failoverGap)
+		l.mark(&l.promoteStart)
+		p.promote(t)
+		promoted = l.mark(&l.promoted)
+		t.Logf("failover: old primary stopped, standby promoted %s later (in %s)",
+			promoted.Sub(stopped).Round(time.Millisecond), promoted.Sub(l.promoteStart).Round(time.Millisecond))
+	} else {
+		l.mark(&l.promoteStart)
+		p.promote(t)
+		promoted = l.mark(&l.promoted)
+		// The old primary lives on a moment: its writes wait for a
+		// synchronous standby that is gone.
+		time.Sleep(failoverGap)
+		p.stopPrimary(t)
+		stopped = l.mark(&l.stopped)
+		t.Logf("failover: standby promoted in %s, old primary stopped %s after the promotion",
+			promoted.Sub(l.promoteStart).Round(time.Millisecond), stopped.Sub(promoted).Round(time.Millisecond))
+	}
+	done := promoted
+	if stopped.After(done) {
+		done = stopped
+	}
 
-	for !l.calm(stopped) && time.Since(promoted) < recoveryDeadline {
+	for !l.calm(done) && time.Since(promoted) < recoveryDeadline {
 		time.Sleep(100 * time.Millisecond)
 	}
 	l.stop.Store(true)
@@ -120,7 +151,7 @@ func TestFailover_UnderLoad(t *testing.T) {
 	}
 
 	for i, in := range l.ins {
-		l.report(t, i, in.name, promoted, stopped)
+		l.report(t, i, in.name, promoted, done)
 	}
 	t.Logf("load: %d refresh rotations (%d chains refreshed across the failover), %d keys revoked, %d sessions logged out, %d logins",
 		l.rotations, l.across(), l.revocations, len(l.ended), l.logins)
@@ -233,10 +264,13 @@ func (l *load) served(i int, a answer) {
 
 // phase describes t relative to the failover, for messages. l.mu is held.
 func (l *load) phase(t time.Time) string {
-	if l.promoted.IsZero() {
-		return "before the failover"
+	switch {
+	case !l.promoted.IsZero():
+		return fmt.Sprintf("promotion%+.3fs", t.Sub(l.promoted).Seconds())
+	case !l.stopped.IsZero():
+		return fmt.Sprintf("old primary's stop%+.3fs, before the promotion", t.Sub(l.stopped).Seconds())
 	}
-	return fmt.Sprintf("promotion%+.3fs", t.Sub(l.promoted).Seconds())
+	return "before the failover"
 }
 
 // afterPromotion reports whether t is after the standby accepted writes.
@@ -506,7 +540,7 @@ func (l *load) verify(ctx context.Context) {
 
 // report logs instance i's 5xx window and recovery time, and fails t when
 // it served again later than recoveryBound after the promotion.
-func (l *load) report(t *testing.T, i int, name string, promoted, stopped time.Time) {
+func (l *load) report(t *testing.T, i int, name string, promoted, done time.Time) {
 	t.Helper()
 	f := l.failures[i]
 	var recovered time.Time
@@ -520,8 +554,9 @@ func (l *load) report(t *testing.T, i int, name string, promoted, stopped time.T
 		t.Logf("instance %s: no 5xx answer", name)
 	}
 	// It serves again at its first write answered after its last failure
-	// and after the old primary stopped.
-	from := stopped
+	// and after the failover was done (promoted and the old primary
+	// stopped).
+	from := done
 	if recovered.After(from) {
 		from = recovered
 	}
