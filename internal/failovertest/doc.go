@@ -9,7 +9,8 @@
 //   - TestFailover_UnderLoad: under a bounded load (logins, logouts,
 //     refresh chains, contacts read with API keys and with login tokens, an
 //     API key created and revoked about every second), the standby is
-//     promoted and the old primary stopped. No revoked key or ended session
+//     promoted and the old primary stopped, in either order (a second
+//     apart), each on a fresh pair. No revoked key or ended session
 //     is accepted after its revocation was acknowledged, every refresh
 //     token acknowledged before the failover still refreshes after it, no
 //     acknowledged write is lost, each instance serves again within 15
@@ -24,8 +25,10 @@
 //     K is revoked and the session ended on the new primary, even when the
 //     new primary's snapshot text is the one the instance saw.
 //   - TestFailover_StandbyRefusesWrites: a store opened on the hot standby
-//     answers every write with store.ErrUnavailable, and an instance on it
-//     answers login, refresh and logout with 503 and changes nothing.
+//     answers every write with store.ErrUnavailable and CheckWritable with
+//     it too, the example server's /healthz is 503 there (200 on the
+//     primary), and an instance on it answers login, refresh and logout
+//     with 503 and changes nothing.
 //
 // # Running them
 //
