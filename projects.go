@@ -26,15 +26,15 @@ func (l *Latchkey) CreateProject(ctx context.Context, id string) (store.Project,
 // EnsureProject makes sure project id exists and has an active signing key,
 // creating what is missing. It is safe to run concurrently from several
 // processes: at worst the project gets two signing keys, the newer active.
-// When nothing is missing it only reads, so that an instance can start on
-// a database that cannot take writes now (a hot standby) and answer 503
-// until it can.
+// When nothing is missing it only reads, so that an instance can start on a
+// database that cannot take writes now (a standby): it answers 503 to what
+// needs a write until the database can take one.
 func (l *Latchkey) EnsureProject(ctx context.Context, id string) error {
 	_, err := l.st.GetProject(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		err = l.st.CreateProject(ctx, store.Project{ID: id, CreatedAt: l.now()})
 		if errors.Is(err, store.ErrConflict) {
-			err = nil // another process created it meanwhile
+			err = nil
 		}
 	}
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/latchkey-dev/latchkey"
 	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
-	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/requestid"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
@@ -233,24 +232,6 @@ func newRootHandler(inst *instance, logger *slog.Logger, limit *accessLimit) htt
 		}
 		api.ServeHTTP(w, r)
 	})))
-}
-
-// healthHandler answers GET /healthz with 200 {"status":"ok"} when the store
-// answers, else 503.
-func healthHandler(inst *instance, logger *slog.Logger) http.Handler {
-	return httpapi.Handle(logger, func(w http.ResponseWriter, r *http.Request) error {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			problem.MethodNotAllowed(w, r, "GET, HEAD")
-			return nil
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if _, err := inst.st.GetProject(ctx, store.DefaultProject); err != nil {
-			logger.ErrorContext(ctx, "health check", "err", err)
-			return httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
-		}
-		return httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
 }
 
 // logRequests writes the access log: a line per request admitted by limit

@@ -250,7 +250,7 @@ func (w *watcher) notified() {
 func (w *watcher) listening() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.state == watchLost {
+	if w.state == watchLost || w.refusedLogged {
 		w.log.Info("postgres: revocation watcher listening again")
 	}
 	w.state = watchReady
