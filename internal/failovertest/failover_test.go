@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -73,22 +76,17 @@ func testUnderLoad(t *testing.T, fence bool) {
 	createContacts(t, a, 5)
 	const chains = 4
 	for i := range chains + 1 {
-		if _, err := a.lk.Users().Create(ctx, project, userEmail(i), userPassword(i), nil); err != nil {
-			t.Fatalf("create a user: %v", err)
-		}
+		_, err := a.lk.Users().Create(ctx, project, userEmail(i), userPassword(i), nil)
+		require.NoError(t, err, "create a user")
 	}
 	for i := range 3 {
 		_, tok, err := l.ins[i%2].lk.APIKeys().Create(ctx, project, "live")
-		if err != nil {
-			t.Fatalf("create a key: %v", err)
-		}
+		require.NoError(t, err, "create a key")
 		l.liveKeys = append(l.liveKeys, tok)
 	}
 	for i := range chains {
 		res := a.login(ctx, userEmail(i), userPassword(i))
-		if res.status != http.StatusOK {
-			t.Fatalf("login: %s", res)
-		}
+		require.Equal(t, http.StatusOK, res.status, "login: %s", res)
 		l.chains = append(l.chains, &chain{email: userEmail(i), password: userPassword(i), current: res.tokens(), ackStart: res.start, ackAt: res.end})
 	}
 
@@ -145,9 +143,7 @@ func testUnderLoad(t *testing.T, fence bool) {
 	wg.Wait()
 	l.verify(ctx)
 	for _, in := range l.ins {
-		if err := in.st.CheckWritable(ctx); err != nil {
-			t.Errorf("instance %s: CheckWritable after the failover = %v, want nil", in.name, err)
-		}
+		assert.NoError(t, in.st.CheckWritable(ctx), "instance %s: CheckWritable after the failover", in.name)
 	}
 
 	for i, in := range l.ins {
@@ -163,9 +159,7 @@ func testUnderLoad(t *testing.T, fence bool) {
 		t.Errorf("%s", s)
 	}
 	for i, c := range l.chains {
-		if !c.across {
-			t.Errorf("chain %d: no token the old primary may have acknowledged was refreshed on the new one", i)
-		}
+		assert.True(t, c.across, "chain %d: no token the old primary may have acknowledged was refreshed on the new one", i)
 	}
 }
 
@@ -573,7 +567,5 @@ func (l *load) report(t *testing.T, i int, name string, promoted, done time.Time
 	}
 	took := served.Sub(promoted)
 	t.Logf("instance %s: serves writes again %s after the new primary accepted writes", name, took.Round(time.Millisecond))
-	if took > recoveryBound {
-		t.Errorf("instance %s: served again %s after the new primary accepted writes, want at most %s", name, took.Round(time.Millisecond), recoveryBound)
-	}
+	assert.LessOrEqual(t, took, recoveryBound, "instance %s: time to serve writes again after the new primary accepted them", name)
 }

@@ -100,6 +100,12 @@ func (a answer) code() string {
 	return p.Code
 }
 
+// statusCode is the answer's status and problem code, such as "401
+// invalid_token", for comparisons.
+func (a answer) statusCode() string {
+	return strings.TrimSpace(strconv.Itoa(a.status) + " " + a.code())
+}
+
 // tokens is the token set of a login or refresh answer.
 func (a answer) tokens() tokenSet {
 	var ts tokenSet

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey/store/postgres"
 )
@@ -28,29 +30,21 @@ func TestFailover_SnapshotReuse(t *testing.T) {
 	in := startInstance(t, "a", p.multiHostURL(db))
 	createContacts(t, in, 3)
 	k, kToken, err := in.lk.APIKeys().Create(ctx, project, "k")
-	if err != nil {
-		t.Fatalf("create key K: %v", err)
-	}
+	require.NoError(t, err, "create key K")
 	_, otherToken, err := in.lk.APIKeys().Create(ctx, project, "other")
-	if err != nil {
-		t.Fatalf("create the other key: %v", err)
-	}
-	if _, err := in.lk.Users().Create(ctx, project, "ada@example.com", "pw-ada", nil); err != nil {
-		t.Fatalf("create a user: %v", err)
-	}
+	require.NoError(t, err, "create the other key")
+	_, err = in.lk.Users().Create(ctx, project, "ada@example.com", "pw-ada", nil)
+	require.NoError(t, err, "create a user")
 	login := in.login(ctx, "ada@example.com", "pw-ada")
-	if login.status != http.StatusOK {
-		t.Fatalf("login: %s", login)
-	}
+	require.Equal(t, http.StatusOK, login.status, "login: %s", login)
 	session := login.tokens()
 	sid := familyOf(t, in, session.AccessToken).ID
 	// Each token is used while the pair is healthy: a key's last use is
 	// written now, not later.
 	for _, tok := range []string{kToken, otherToken, session.AccessToken} {
 		for range 2 {
-			if a := in.contacts(ctx, tok); a.status != http.StatusOK {
-				t.Fatalf("GET /v1/contacts before the failover: %s", a)
-			}
+			a := in.contacts(ctx, tok)
+			require.Equal(t, http.StatusOK, a.status, "GET /v1/contacts before the failover: %s", a)
 		}
 	}
 	p.waitReplayed(t)
@@ -73,36 +67,24 @@ func TestFailover_SnapshotReuse(t *testing.T) {
 	// the first read-write host.
 	seen := snapshotOf(t, oldPrimary)
 	for _, tok := range []string{kToken, session.AccessToken} {
-		if a := in.contacts(ctx, tok); a.status != http.StatusOK {
-			t.Fatalf("GET /v1/contacts on the old primary after the promotion: %s", a)
-		}
+		a := in.contacts(ctx, tok)
+		require.Equal(t, http.StatusOK, a.status, "GET /v1/contacts on the old primary after the promotion: %s", a)
 	}
-	if s := snapshotOf(t, oldPrimary); s != seen {
-		t.Fatalf("the old primary's snapshot moved while the instance read (%s, then %s): the scenario needs it still", seen, s)
-	}
-	if !strings.HasSuffix(seen, ":") {
-		t.Fatalf("the old primary's snapshot %s lists transactions in progress: the scenario needs none", seen)
-	}
+	require.Equal(t, seen, snapshotOf(t, oldPrimary), "the old primary's snapshot moved while the instance read: the scenario needs it still")
+	require.True(t, strings.HasSuffix(seen, ":"), "the old primary's snapshot %s lists transactions in progress: the scenario needs none", seen)
 
 	p.stopPrimary(t)
 	// K is revoked and the session ended on the new primary, by another
 	// process.
 	admin, err := postgres.Open(ctx, nodeURL(p.standby, db), &postgres.Options{NoMigrate: true, Logger: discardLogger()})
-	if err != nil {
-		t.Fatalf("open a store on the new primary: %v", err)
-	}
+	require.NoError(t, err, "open a store on the new primary")
 	t.Cleanup(func() { _ = admin.Close() })
-	if err := admin.RevokeAPIKey(ctx, project, k.ID, time.Now()); err != nil {
-		t.Fatalf("revoke K on the new primary: %v", err)
-	}
-	if err := admin.RevokeRefreshFamily(ctx, project, sid, time.Now()); err != nil {
-		t.Fatalf("end the session on the new primary: %v", err)
-	}
+	require.NoError(t, admin.RevokeAPIKey(ctx, project, k.ID, time.Now()), "revoke K on the new primary")
+	require.NoError(t, admin.RevokeRefreshFamily(ctx, project, sid, time.Now()), "end the session on the new primary")
 	_ = admin.Close()
 	// The instance moves to the new primary (a read with the other key).
-	if a := untilServed(time.Minute, func() answer { return in.contacts(ctx, otherToken) }); a.status != http.StatusOK {
-		t.Fatalf("GET /v1/contacts with the other key after the failover: %s", a)
-	}
+	a := untilServed(time.Minute, func() answer { return in.contacts(ctx, otherToken) })
+	require.Equal(t, http.StatusOK, a.status, "GET /v1/contacts with the other key after the failover: %s", a)
 
 	// The new primary runs transactions until its snapshot is the one
 	// the instance read in.
@@ -111,32 +93,24 @@ func TestFailover_SnapshotReuse(t *testing.T) {
 		if s == seen {
 			break
 		}
-		if xmax(t, s) >= xmax(t, seen) {
-			t.Fatalf("the new primary's snapshot %s is already past %s, the one the instance read in", s, seen)
-		}
+		require.Less(t, xmax(t, s), xmax(t, seen), "the new primary's snapshot %s is already past %s, the one the instance read in", s, seen)
 		mustExec(t, newPrimary, "SELECT pg_current_xact_id()")
 	}
 	withK := in.contacts(ctx, kToken)
 	withSession := in.contacts(ctx, session.AccessToken)
-	if s := snapshotOf(t, newPrimary); s != seen {
-		t.Fatalf("the new primary's snapshot moved during the requests (%s, then %s): the scenario was not exercised", seen, s)
-	}
+	require.Equal(t, seen, snapshotOf(t, newPrimary), "the new primary's snapshot moved during the requests: the scenario was not exercised")
 	t.Logf("read on the old primary and checked on the new one at the same snapshot %s: K %s, the ended session's login token %s", seen, withK, withSession)
-	if withK.status != http.StatusUnauthorized || withK.code() != "invalid_token" {
-		t.Errorf("GET /v1/contacts with K, revoked on the new primary at the snapshot K was read in on the old one: %s, want 401 invalid_token", withK)
-	}
-	if withSession.status != http.StatusUnauthorized || withSession.code() != "invalid_token" {
-		t.Errorf("GET /v1/contacts with the login token of a session ended on the new primary at the snapshot it was read in on the old one: %s, want 401 invalid_token", withSession)
-	}
+	assert.Equal(t, "401 invalid_token", withK.statusCode(),
+		"GET /v1/contacts with K, revoked on the new primary at the snapshot K was read in on the old one")
+	assert.Equal(t, "401 invalid_token", withSession.statusCode(),
+		"GET /v1/contacts with the login token of a session ended on the new primary at the snapshot it was read in on the old one")
 }
 
 // snapshotOf returns pg_current_snapshot() as text.
 func snapshotOf(t *testing.T, c *pgx.Conn) string {
 	t.Helper()
 	var s string
-	if err := c.QueryRow(context.Background(), "SELECT pg_current_snapshot()::text").Scan(&s); err != nil {
-		t.Fatalf("read the snapshot: %v", err)
-	}
+	require.NoError(t, c.QueryRow(context.Background(), "SELECT pg_current_snapshot()::text").Scan(&s), "read the snapshot")
 	return s
 }
 

@@ -6,11 +6,13 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/postgres"
@@ -31,38 +33,25 @@ func TestFailover_StandbyRefusesWrites(t *testing.T) {
 	prim := startInstance(t, "primary", nodeURL(p.primary, db))
 	createContacts(t, prim, 2)
 	u, err := prim.lk.Users().Create(ctx, project, "ada@example.com", "pw-ada", []string{"admin"})
-	if err != nil {
-		t.Fatalf("create a user: %v", err)
-	}
+	require.NoError(t, err, "create a user")
 	login := prim.login(ctx, "ada@example.com", "pw-ada")
-	if login.status != http.StatusOK {
-		t.Fatalf("login on the primary: %s", login)
-	}
+	require.Equal(t, http.StatusOK, login.status, "login on the primary: %s", login)
 	session := login.tokens()
 	key, _, err := prim.lk.APIKeys().Create(ctx, project, "k")
-	if err != nil {
-		t.Fatalf("create a key: %v", err)
-	}
+	require.NoError(t, err, "create a key")
 	sk, err := prim.st.ActiveSigningKey(ctx, project)
-	if err != nil {
-		t.Fatalf("the active signing key: %v", err)
-	}
+	require.NoError(t, err, "the active signing key")
 	sum := sha256.Sum256([]byte("console session"))
 	cs := store.ConsoleSession{ID: hex.EncodeToString(sum[:]), ProjectID: project, UserID: u.ID, CreatedAt: time.Now(), LastSeenAt: time.Now()}
-	if err := prim.st.CreateConsoleSession(ctx, cs); err != nil {
-		t.Fatalf("create a console session: %v", err)
-	}
+	require.NoError(t, prim.st.CreateConsoleSession(ctx, cs), "create a console session")
 	fam := familyOf(t, prim, session.AccessToken)
 	p.waitReplayed(t)
 
 	standby, err := postgres.Open(ctx, nodeURL(p.standby, db), &postgres.Options{NoMigrate: true, Logger: instanceLogger(t, "standby")})
-	if err != nil {
-		t.Fatalf("open a store on the standby: %v", err)
-	}
+	require.NoError(t, err, "open a store on the standby")
 	t.Cleanup(func() { _ = standby.Close() })
-	if _, err := standby.GetUser(ctx, project, u.ID); err != nil {
-		t.Fatalf("the standby reads: %v", err)
-	}
+	_, err = standby.GetUser(ctx, project, u.ID)
+	require.NoError(t, err, "the standby reads")
 
 	now := time.Now()
 	newUser := store.User{
@@ -164,27 +153,19 @@ func TestFailover_StandbyRefusesWrites(t *testing.T) {
 		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		err := w.call(cctx, standby)
 		cancel()
-		if !errors.Is(err, store.ErrUnavailable) {
-			t.Errorf("%s on the standby = %v, want an error matching store.ErrUnavailable", w.name, err)
-		}
+		assert.ErrorIs(t, err, store.ErrUnavailable, "%s on the standby", w.name)
 	}
 
-	if err := standby.CheckWritable(ctx); !errors.Is(err, store.ErrUnavailable) {
-		t.Errorf("CheckWritable on the standby = %v, want an error matching store.ErrUnavailable", err)
-	}
-	if err := prim.st.CheckWritable(ctx); err != nil {
-		t.Errorf("CheckWritable on the primary = %v, want nil", err)
-	}
+	assert.ErrorIs(t, standby.CheckWritable(ctx), store.ErrUnavailable, "CheckWritable on the standby")
+	assert.NoError(t, prim.st.CheckWritable(ctx), "CheckWritable on the primary")
 
 	// The example server's /healthz: 200 on the primary, 503 on the
 	// standby, so that a load balancer takes that instance out.
 	bin := buildServer(t)
-	if got := startServer(t, bin, nodeURL(p.primary, db)).healthz(t); got != http.StatusOK {
-		t.Errorf("GET /healthz of the example server on the primary: %d, want 200", got)
-	}
-	if got := startServer(t, bin, nodeURL(p.standby, db)).healthz(t); got != http.StatusServiceUnavailable {
-		t.Errorf("GET /healthz of the example server on the standby: %d, want 503", got)
-	}
+	assert.Equal(t, http.StatusOK, startServer(t, bin, nodeURL(p.primary, db)).healthz(t),
+		"GET /healthz of the example server on the primary")
+	assert.Equal(t, http.StatusServiceUnavailable, startServer(t, bin, nodeURL(p.standby, db)).healthz(t),
+		"GET /healthz of the example server on the standby")
 
 	// An instance on the standby: every request that writes is 503.
 	in := serveInstance(t, "standby", standby, instanceLogger(t, "standby"))
@@ -197,14 +178,13 @@ func TestFailover_StandbyRefusesWrites(t *testing.T) {
 		{"refresh", func() answer { return in.refresh(ctx, session.RefreshToken) }},
 		{"logout", func() answer { return in.logout(ctx, session.RefreshToken) }},
 	} {
-		if a := c.send(); !a.unavailable() {
-			t.Errorf("%s on an instance whose store is a standby: %s (Retry-After %q), want 503 unavailable with Retry-After", c.name, a, a.retryAfter)
-		}
+		a := c.send()
+		assert.True(t, a.unavailable(), "%s on an instance whose store is a standby: %s (Retry-After %q), want 503 unavailable with Retry-After",
+			c.name, a, a.retryAfter)
 	}
 	// Nothing was changed: the session the logout named is live.
-	if a := prim.refresh(ctx, session.RefreshToken); a.status != http.StatusOK {
-		t.Errorf("refresh on the primary after a logout the standby refused: %s, want 200", a)
-	}
+	a := prim.refresh(ctx, session.RefreshToken)
+	assert.Equal(t, http.StatusOK, a.status, "refresh on the primary after a logout the standby refused: %s", a)
 }
 
 // familyOf returns the refresh family (the session) of a login token: its
@@ -216,9 +196,7 @@ func familyOf(t *testing.T, in *instance, accessToken string) store.RefreshFamil
 		t.Fatalf("a login token has %d parts, want 3", len(parts))
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatalf("a login token's payload: %v", err)
-	}
+	require.NoError(t, err, "a login token's payload")
 	var claims struct {
 		SID string `json:"sid"`
 	}
@@ -226,8 +204,6 @@ func familyOf(t *testing.T, in *instance, accessToken string) store.RefreshFamil
 		t.Fatalf("a login token's sid: %v", err)
 	}
 	f, err := in.st.GetRefreshFamily(t.Context(), project, claims.SID)
-	if err != nil {
-		t.Fatalf("the session of a login token: %v", err)
-	}
+	require.NoError(t, err, "the session of a login token")
 	return f
 }
