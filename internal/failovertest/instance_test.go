@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/postgres"
@@ -51,9 +52,25 @@ func startInstance(t *testing.T, name, dbURL string) *instance {
 	return serveInstance(t, name, st, logger)
 }
 
-// instanceLogger writes an instance's logs to the test's output.
+// instanceLogger returns a logger of the instance name whose lines reach
+// the test's output only if the test fails (see failureLog).
 func instanceLogger(t *testing.T, name string) *slog.Logger {
-	return slog.New(slog.NewTextHandler(t.Output(), nil)).With("instance", name)
+	return slog.New(slog.NewTextHandler(failureLog(t, "instance "+name), nil)).With("instance", name)
+}
+
+// failureLog returns a writer whose text is written to the test's output
+// at the end of the test if it failed, under a heading naming what. A
+// failover logs thousands of lines (each 503, each refused token) that
+// would bury the measurements the test logs; they matter only to find
+// out why a test failed.
+func failureLog(t *testing.T, what string) io.Writer {
+	b := new(testutil.Buffer)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the log of %s:\n%s", what, b.String())
+		}
+	})
+	return b
 }
 
 // serveInstance serves Latchkey on st over HTTP; the cleanup closes st.

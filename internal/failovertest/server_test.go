@@ -41,7 +41,7 @@ func startServer(t *testing.T, bin, dbURL string) server {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "serve", "-addr", "127.0.0.1:0", "-data", t.TempDir(), "-db", dbURL)
 	cmd.Env = append(os.Environ(), "LATCHKEY_MASTER_KEY="+base64.StdEncoding.EncodeToString(masterKey))
-	cmd.Stderr = t.Output()
+	cmd.Stderr = failureLog(t, "the example server on "+dbURL)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
 	stdout, err := cmd.StdoutPipe()
@@ -75,7 +75,7 @@ func startServer(t *testing.T, bin, dbURL string) server {
 	select {
 	case a, ok := <-addr:
 		if !ok {
-			t.Fatalf("the example server on %s ended without listening (its log is above)", dbURL)
+			t.Fatalf("the example server on %s ended without listening (its log follows)", dbURL)
 		}
 		return server{url: "http://" + a}
 	case <-time.After(time.Minute):
