@@ -38,14 +38,13 @@ func wrap(op string, err error) error {
 // says that the database cannot be used now, though the same call may
 // succeed later: SQLITE_BUSY and SQLITE_LOCKED (returned once the busy
 // timeout has passed), SQLITE_FULL, SQLITE_IOERR and its extended codes,
-// SQLITE_CANTOPEN, SQLITE_NOMEM and SQLITE_READONLY (a database file or file
-// system that cannot be written now). A write transaction that meets one is
+// SQLITE_CANTOPEN and SQLITE_NOMEM. A write transaction that meets one is
 // rolled back (see commit and endTx), so a write that fails with one of
 // these changed nothing.
 func unavailable(code sqlite.ResultCode) bool {
 	switch code.ToPrimary() {
 	case sqlite.ResultBusy, sqlite.ResultLocked, sqlite.ResultFull,
-		sqlite.ResultIOErr, sqlite.ResultCantOpen, sqlite.ResultNoMem, sqlite.ResultReadOnly:
+		sqlite.ResultIOErr, sqlite.ResultCantOpen, sqlite.ResultNoMem:
 		return true
 	}
 	return false
