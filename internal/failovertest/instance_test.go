@@ -3,10 +3,14 @@ package failovertest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -234,4 +238,51 @@ func createContacts(t *testing.T, in *instance, n int) {
 			t.Fatalf("create a contact: %v", err)
 		}
 	}
+}
+
+// signinToken finds the sign-in form's double-submit token in its page.
+var signinToken = regexp.MustCompile(`name="signin_token" value="([^"]+)"`)
+
+// consoleSignIn signs in to the instance's web console as a browser
+// would: it loads the sign-in form (which sets its cookie) and posts it.
+// The answer is the post's, its redirect not followed.
+func (in *instance) consoleSignIn(ctx context.Context, email, password string) answer {
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{
+		Transport: in.client.Transport, Jar: jar, Timeout: requestTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	a := answer{start: time.Now()}
+	fail := func(err error) answer {
+		a.err, a.end = err, time.Now()
+		return a
+	}
+	res, err := c.Get(in.url + "/console/signin")
+	if err != nil {
+		return fail(err)
+	}
+	page, err := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	if err != nil {
+		return fail(err)
+	}
+	m := signinToken.FindSubmatch(page)
+	if m == nil {
+		return fail(fmt.Errorf("the console's sign-in page (%d) has no sign-in form", res.StatusCode))
+	}
+	form := url.Values{"email": {email}, "password": {password}, "signin_token": {string(m[1])}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.url+"/console/signin", strings.NewReader(form.Encode()))
+	if err != nil {
+		return fail(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	res, err = c.Do(req)
+	if err != nil {
+		return fail(err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	_ = res.Body.Close()
+	a.end = time.Now()
+	a.status, a.retryAfter = res.StatusCode, res.Header.Get("Retry-After")
+	return a
 }

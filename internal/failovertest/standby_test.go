@@ -22,7 +22,7 @@ import (
 // server that cannot write) answers every write with an error matching
 // store.ErrUnavailable, never another error, and says so when asked
 // (store.WritableChecker); the example server's /healthz on it is 503 (and
-// 200 on the primary); an instance on it answers
+// 200 on the primary); an instance on it answers console sign-in and
 // login, refresh and logout with 503 unavailable and Retry-After, and
 // changes nothing: the session it was asked to end still refreshes on the
 // primary.
@@ -182,8 +182,14 @@ func TestFailover_StandbyRefusesWrites(t *testing.T) {
 		assert.True(t, a.unavailable(), "%s on an instance whose store is a standby: %s (Retry-After %q), want 503 unavailable with Retry-After",
 			c.name, a, a.retryAfter)
 	}
+	a := in.consoleSignIn(ctx, "ada@example.com", "pw-ada")
+	assert.Equal(t, http.StatusServiceUnavailable, a.status, "console sign-in on an instance whose store is a standby: %s", a)
+	assert.NotEmpty(t, a.retryAfter, "console sign-in on an instance whose store is a standby: Retry-After")
+	a = prim.consoleSignIn(ctx, "ada@example.com", "pw-ada")
+	assert.Equal(t, http.StatusSeeOther, a.status, "console sign-in on the primary: %s", a)
+
 	// Nothing was changed: the session the logout named is live.
-	a := prim.refresh(ctx, session.RefreshToken)
+	a = prim.refresh(ctx, session.RefreshToken)
 	assert.Equal(t, http.StatusOK, a.status, "refresh on the primary after a logout the standby refused: %s", a)
 }
 
