@@ -145,6 +145,7 @@ func testUnderLoad(t *testing.T, fence bool) {
 	for _, in := range l.ins {
 		assert.NoError(t, in.st.CheckWritable(ctx), "instance %s: CheckWritable after the failover", in.name)
 	}
+	checkFeedAfterFailover(t, l.ins[0], l.ins[1], l.liveKeys[0])
 
 	for i, in := range l.ins {
 		l.report(t, i, in.name, promoted, done)
