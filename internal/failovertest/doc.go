@@ -16,8 +16,9 @@
 //     acknowledged write is lost, each instance serves again within 15
 //     seconds of the new primary accepting writes without a restart, and
 //     in between every answer is 503 unavailable with Retry-After, never a
-//     500. It logs each instance's window of 5xx answers and the count of
-//     lost acknowledged writes.
+//     500. Afterwards a key revoked through one instance reaches a long
+//     poll of the other's revocation feed. It logs each instance's window
+//     of 5xx answers and the count of lost acknowledged writes.
 //   - TestFailover_SnapshotReuse: a promoted standby reuses the transaction
 //     ids the old primary handed out, so a snapshot's text can repeat on
 //     another database. An instance that read with key K and with a login
@@ -27,8 +28,8 @@
 //   - TestFailover_StandbyRefusesWrites: a store opened on the hot standby
 //     answers every write with store.ErrUnavailable and CheckWritable with
 //     it too, the example server's /healthz is 503 there (200 on the
-//     primary), and an instance on it answers login, refresh and logout
-//     with 503 and changes nothing.
+//     primary), and an instance on it answers console sign-in, login,
+//     refresh and logout with 503 and changes nothing.
 //
 // # Running them
 //
