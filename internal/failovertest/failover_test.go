@@ -91,6 +91,12 @@ func testUnderLoad(t *testing.T, fence bool) {
 	}
 
 	var wg sync.WaitGroup
+	// Should the test end early (a failed promotion), the load stops
+	// before the instances close.
+	t.Cleanup(func() {
+		l.stop.Store(true)
+		wg.Wait()
+	})
 	for i, c := range l.chains {
 		wg.Go(func() { l.runChain(ctx, i, c) })
 	}
