@@ -148,10 +148,6 @@ func testUnderLoad(t *testing.T, fence bool) {
 	l.stop.Store(true)
 	wg.Wait()
 	l.verify(ctx)
-	for _, in := range l.ins {
-		assert.NoError(t, in.st.CheckWritable(ctx), "instance %s: CheckWritable after the failover", in.name)
-	}
-	checkFeedAfterFailover(t, l.ins[0], l.ins[1], l.liveKeys[0])
 
 	for i, in := range l.ins {
 		l.report(t, i, in.name, promoted, done)
@@ -168,6 +164,10 @@ func testUnderLoad(t *testing.T, fence bool) {
 	for i, c := range l.chains {
 		assert.True(t, c.across, "chain %d: no token the old primary may have acknowledged was refreshed on the new one", i)
 	}
+	for _, in := range l.ins {
+		assert.NoError(t, in.st.CheckWritable(ctx), "instance %s: CheckWritable after the failover", in.name)
+	}
+	checkFeedAfterFailover(t, l.ins[0], l.ins[1], l.liveKeys[0])
 }
 
 func userEmail(i int) string    { return fmt.Sprintf("user%d@example.com", i) }
