@@ -46,14 +46,14 @@ type instance struct {
 
 // startInstance opens a store on dbURL and serves Latchkey on it (see
 // serveInstance).
-func startInstance(t *testing.T, name, dbURL string) *instance {
+func startInstance(t *testing.T, name, dbURL string, tune ...func(*latchkey.Options)) *instance {
 	t.Helper()
 	logger := instanceLogger(t, name)
 	st, err := postgres.Open(t.Context(), dbURL, &postgres.Options{Logger: logger, MaxConns: 8})
 	if err != nil {
 		t.Fatalf("instance %s: open the store: %v", name, err)
 	}
-	return serveInstance(t, name, st, logger)
+	return serveInstance(t, name, st, logger, tune...)
 }
 
 // instanceLogger returns a logger of the instance name whose lines reach
@@ -80,14 +80,18 @@ func failureLog(t *testing.T, what string) io.Writer {
 // serveInstance serves Latchkey on st over HTTP; the cleanup closes st.
 // The instance prunes nothing in the background (no write of its own) and
 // writes an API key's last use at most once an hour, so that the only
-// writes are the ones the test makes.
-func serveInstance(t *testing.T, name string, st *postgres.Store, logger *slog.Logger) *instance {
+// writes are the ones the test makes. Each of tune may change the options.
+func serveInstance(t *testing.T, name string, st *postgres.Store, logger *slog.Logger, tune ...func(*latchkey.Options)) *instance {
 	t.Helper()
-	lk, err := latchkey.New(st, masterKey, &latchkey.Options{
+	opts := &latchkey.Options{
 		Logger:        logger,
 		PruneInterval: -1,
 		Verifier:      &keys.VerifierOptions{TouchInterval: time.Hour},
-	})
+	}
+	for _, f := range tune {
+		f(opts)
+	}
+	lk, err := latchkey.New(st, masterKey, opts)
 	if err != nil {
 		_ = st.Close()
 		t.Fatalf("instance %s: %v", name, err)
