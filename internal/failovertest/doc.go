@@ -25,6 +25,12 @@
 //     token on the old primary after the promotion must refuse both once
 //     K is revoked and the session ended on the new primary, even when the
 //     new primary's snapshot text is the one the instance saw.
+//   - TestFailover_InDoubtRefresh: a refresh whose commit the old primary
+//     wrote and the synchronous standby received, but that was never
+//     acknowledged (the primary died first), is answered 503; presented
+//     again once the standby is promoted, within the reuse window, the
+//     same refresh token gets the successor that commit made, and the
+//     session goes on.
 //   - TestFailover_StandbyRefusesWrites: a store opened on the hot standby
 //     answers every write with store.ErrUnavailable and CheckWritable with
 //     it too, the example server's /healthz is 503 there (200 on the
