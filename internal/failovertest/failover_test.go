@@ -241,11 +241,15 @@ func (l *load) lostf(format string, args ...any) {
 }
 
 // note records an answer of instance i to a request named what: a 5xx
-// must be 503 unavailable with Retry-After, and there must be an answer.
-// It returns the answer.
+// must be 503 unavailable with Retry-After, there must be an answer, and
+// the only client error is 401 (which the callers judge): every request of
+// the load is well formed and none is throttled. It returns the answer.
 func (l *load) note(i int, what string, a answer) answer {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if a.status >= 300 && a.status < 500 && a.status != http.StatusUnauthorized && len(l.problems) < 50 {
+		l.problems = append(l.problems, fmt.Sprintf("%s on instance %s at %s: %s, unexpected", what, l.ins[i].name, l.phase(a.start), a))
+	}
 	if a.status == 0 || a.status >= 500 {
 		l.failures[i] = append(l.failures[i], a)
 		if !a.unavailable() && len(l.problems) < 50 {
