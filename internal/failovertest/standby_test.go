@@ -67,6 +67,9 @@ func TestFailover_StandbyRefusesWrites(t *testing.T) {
 			return s.CreateProject(ctx, store.Project{ID: "other", CreatedAt: now})
 		}},
 		{"CreateUser", func(ctx context.Context, s store.Store) error { return s.CreateUser(ctx, newUser) }},
+		{"SetSetting", func(ctx context.Context, s store.Store) error {
+			return s.SetSetting(ctx, store.SettingPublicURL, "http://standby.example")
+		}},
 		{"SetPasswordHash", func(ctx context.Context, s store.Store) error {
 			return s.SetPasswordHash(ctx, project, u.ID, u.PasswordHash)
 		}},
@@ -92,7 +95,7 @@ func TestFailover_StandbyRefusesWrites(t *testing.T) {
 		}},
 		{"CreateSigningKey", func(ctx context.Context, s store.Store) error {
 			return s.CreateSigningKey(ctx, store.SigningKey{
-				ID: store.NewID(store.PrefixSigningKey), ProjectID: project,
+				ID: store.NewID(store.PrefixSigningKey), ProjectID: project, Algorithm: sk.Algorithm,
 				PublicKey: sk.PublicKey, EncryptedPrivateKey: sk.EncryptedPrivateKey, CreatedAt: now,
 			})
 		}},

@@ -83,24 +83,28 @@ const (
 	migrationNewestSQL    = `SELECT coalesce(max(version), 0) FROM schema_migrations`
 	recordMigrationSQL    = `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`
 	// migrationsKnownSQL counts the recorded migrations this build knows
-	// ($1 is the newest it knows).
-	migrationsKnownSQL = `SELECT count(*) FROM schema_migrations WHERE version <= $1`
+	// ($1 is their versions).
+	migrationsKnownSQL = `SELECT count(*) FROM schema_migrations WHERE version = ANY($1)`
 	codeUndefinedTable = "42P01"
 )
 
 // migrated reports whether the database has every migration this build
 // knows, from a read: a database that cannot take writes now (a standby, a
 // read-only database) but is migrated can then be opened.
-func (s *Store) migrated(ctx context.Context, known int) (bool, error) {
+func (s *Store) migrated(ctx context.Context, ms []migration) (bool, error) {
+	versions := make([]int, len(ms))
+	for i, m := range ms {
+		versions[i] = m.version
+	}
 	var n int
 	err := s.read(ctx, "migrate", func(q querier) error {
-		return q.QueryRow(ctx, migrationsKnownSQL, known).Scan(&n)
+		return q.QueryRow(ctx, migrationsKnownSQL, versions).Scan(&n)
 	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == codeUndefinedTable {
 		return false, nil
 	}
-	return n == known, err
+	return n == len(ms), err
 }
 
 // Migrate applies the migrations the database lacks, in order, each in its
@@ -123,7 +127,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return fmt.Errorf("postgres: migrate: %w", err)
 	}
 	pending := ms
-	if done, err := s.migrated(ctx, len(ms)); err != nil {
+	if done, err := s.migrated(ctx, ms); err != nil {
 		return err
 	} else if done {
 		pending = nil
