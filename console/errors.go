@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
@@ -43,8 +44,14 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 
 // fail logs err and answers a generic 500 page, or 503 when the store is
 // unavailable (store.ErrUnavailable).
+// A client that disconnected (problem.ClientGone) is logged at Debug level
+// only: it is not a fault of the server.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	h.log.ErrorContext(r.Context(), "console: internal error", "path", r.URL.Path, "err", err)
+	if problem.ClientGone(r.Context(), err) {
+		h.log.DebugContext(r.Context(), "console: client disconnected", "path", r.URL.Path, "err", err)
+	} else {
+		h.log.ErrorContext(r.Context(), "console: internal error", "path", r.URL.Path, "err", err)
+	}
 	if errors.Is(err, store.ErrUnavailable) {
 		w.Header().Set("Retry-After", "5")
 		h.errorPage(w, r, http.StatusServiceUnavailable, "Temporarily unavailable",

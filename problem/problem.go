@@ -52,6 +52,10 @@ func TypeURI(code string) string {
 //   - anything else is logged at Error level and answered with a generic
 //     500 internal.
 //
+// A cause that is the request's own cancellation (ClientGone: the client
+// disconnected) is no fault of the server: it is logged at Debug level as
+// "client disconnected", never at Warn or Error level.
+//
 // The body carries the request id of r's context (requestid.FromContext) as
 // request_id, and so do the log lines. Nothing is written once the
 // request's context is cancelled, since no client is left to read it. A nil
@@ -59,15 +63,18 @@ func TypeURI(code string) string {
 func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
 	var e *Error
 	switch {
+	case errors.Is(err, store.ErrUnavailable) && ClientGone(r.Context(), err):
+		logFailure(r, logger, slog.LevelDebug, "client disconnected", err)
+		e = New(CodeUnavailable, "The service is temporarily unavailable. Retry the request later.")
 	case errors.Is(err, store.ErrUnavailable):
 		logFailure(r, logger, slog.LevelWarn, "store unavailable", err)
 		e = New(CodeUnavailable, "The service is temporarily unavailable. Retry the request later.")
 	case errors.As(err, &e):
 		if e.Status >= 500 {
-			logFailure(r, logger, slog.LevelError, "internal error", e)
+			logInternal(r, logger, e)
 		}
 	default:
-		logFailure(r, logger, slog.LevelError, "internal error", err)
+		logInternal(r, logger, err)
 		e = New(CodeInternal, "The server could not complete the request.")
 	}
 	if e.Code == CodeUnavailable && e.Header.Get("Retry-After") == "" {
@@ -79,6 +86,24 @@ func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err erro
 		return
 	}
 	write(w, r, e)
+}
+
+// ClientGone reports whether err is the cancellation of ctx, a request's
+// context: the client disconnected (net/http cancels the context of a
+// request whose connection closed) and whatever the request was doing was
+// abandoned for that reason, not for a fault of the server.
+func ClientGone(ctx context.Context, err error) bool {
+	return errors.Is(err, context.Canceled) && errors.Is(ctx.Err(), context.Canceled)
+}
+
+// logInternal logs the cause of a 500 answer at Error level, or at Debug
+// level when the cause is the client's disconnection (ClientGone).
+func logInternal(r *http.Request, logger *slog.Logger, err error) {
+	if ClientGone(r.Context(), err) {
+		logFailure(r, logger, slog.LevelDebug, "client disconnected", err)
+		return
+	}
+	logFailure(r, logger, slog.LevelError, "internal error", err)
 }
 
 // logFailure logs the cause of a 5xx answer with the request's method, path

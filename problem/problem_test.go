@@ -120,6 +120,37 @@ func TestWrite_CancelledRequestGetsNothing(t *testing.T) {
 	assert.Empty(t, rec.Body.String())
 }
 
+// TestWrite_ClientGoneIsNotAnError: a request abandoned because its client
+// disconnected (its context cancelled, the cause the cancellation) is
+// logged at Debug level as a disconnect, never as an internal error, while
+// a cancellation of some other context, with the request's own live, still
+// is one.
+func TestWrite_ClientGoneIsNotAnError(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	gone := httptest.NewRequest(http.MethodGet, "/v1/contacts", nil).WithContext(ctx)
+	for name, err := range map[string]error{
+		"bare":          context.Canceled,
+		"wrapped":       fmt.Errorf("listing contacts: %w", context.Canceled),
+		"as an *Error":  New(CodeInternal, "x").WithCause(context.Canceled),
+		"store gave up": fmt.Errorf("%w: %w", store.ErrUnavailable, context.Canceled),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var logged strings.Builder
+			logger := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			Write(httptest.NewRecorder(), gone, logger, err)
+			assert.Contains(t, logged.String(), "level=DEBUG")
+			assert.Contains(t, logged.String(), "client disconnected")
+			assert.NotContains(t, logged.String(), "level=ERROR")
+			assert.NotContains(t, logged.String(), "level=WARN")
+		})
+	}
+
+	var logged strings.Builder
+	Write(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), newTestLogger(&logged), context.Canceled)
+	assert.Contains(t, logged.String(), "level=ERROR", "a live request's cancelled call is the server's fault")
+}
+
 // TestBodiesEndWithNewline checks that every problem body is one JSON value
 // followed by one newline.
 func TestBodiesEndWithNewline(t *testing.T) {
