@@ -57,8 +57,9 @@ func TypeURI(code string) string {
 // "client disconnected", never at Warn or Error level.
 //
 // The body carries the request id of r's context (requestid.FromContext) as
-// request_id, and so do the log lines. Nothing is written once the
-// request's context is cancelled, since no client is left to read it. A nil
+// request_id, and so do the log lines. The answer is written even once the
+// request's context is done: a client whose body read timed out is still
+// reading, and nothing written would reach it as an empty 200. A nil
 // logger logs nothing.
 func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
 	var e *Error
@@ -82,9 +83,13 @@ func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err erro
 		withRetry.Header = e.Header.Clone()
 		e = withRetry.WithHeader("Retry-After", strconv.Itoa(RetryAfterUnavailable))
 	}
-	if errors.Is(r.Context().Err(), context.Canceled) {
-		return
-	}
+	// Written even when the request's context is done. net/http cancels
+	// it both when the client has gone (the answer then goes nowhere) and
+	// when it gives up reading the body (ReadTimeout): that client is
+	// still there and reads whatever is sent, and a handler that writes
+	// nothing is sent net/http's implicit 200 OK. A request the server
+	// gave up on is never a 200: a body that could not be read is 400
+	// invalid_request (DecodeJSON), a store that could not answer 503.
 	write(w, r, e)
 }
 

@@ -112,12 +112,22 @@ func TestWrite_NotUnavailable(t *testing.T) {
 	}
 }
 
-func TestWrite_CancelledRequestGetsNothing(t *testing.T) {
+// TestWrite_CancelledRequestIsStillAnswered: a request whose context is
+// cancelled (net/http does so when it gives up reading the body, with the
+// client still waiting) gets its error written, never nothing, which
+// net/http would send as an empty 200.
+func TestWrite_CancelledRequestIsStillAnswered(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
+	req := httptest.NewRequest(http.MethodPost, "/v1/identity/login", nil).WithContext(ctx)
 	rec := httptest.NewRecorder()
-	Write(rec, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx), nil, store.ErrUnavailable)
-	assert.Empty(t, rec.Body.String())
+	Write(rec, req, nil, New(CodeInvalidRequest, "The request body could not be read."))
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, rec.Body.String(), `"code":"invalid_request"`)
+
+	rec = httptest.NewRecorder()
+	Write(rec, req, nil, store.ErrUnavailable)
+	assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
 }
 
 // TestWrite_ClientGoneIsNotAnError: a request abandoned because its client
