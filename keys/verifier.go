@@ -58,12 +58,12 @@ type VerifierOptions struct {
 // A token is accepted when [Parse] accepts it for the request's project
 // (signature by an unretired signing key of the project, aud, shape, time)
 // and, for an API key token, the key's record exists and is not revoked,
-// and, for a login token with a sid, its session is live: not revoked
-// (logout, replay, user disabled), its refresh token not expired, its
-// absolute lifetime not over (store.RefreshFamily.Live). Login tokens
-// minted before sessions existed carry no sid and are valid until their
-// exp. The token's iss is not checked: a deployment may be reachable under
-// several names.
+// and, for a login token, its session (sid) is live and its user's: not
+// revoked (logout, replay, user disabled), its refresh token not expired,
+// its absolute lifetime not over (store.RefreshFamily.Live). A login token
+// without a sid (as minted before sessions existed) is refused: it would
+// escape every session and user check. The token's iss is not checked: a
+// deployment may be reachable under several names.
 //
 // Tokens already verified are kept in a bounded cache keyed by their SHA-256,
 // so a repeated token skips decoding and the signature check. What can
@@ -230,9 +230,8 @@ func (v *Verifier) cached(sum [32]byte, projectID string, now time.Time) (*Claim
 func (v *Verifier) checkRecords(ctx context.Context, projectID string, c *Claims, now time.Time, touch bool, rv *requestVersion) error {
 	switch c.Kind() {
 	case KindUser:
-		if c.SessionID != "" {
-			return v.checkSession(ctx, projectID, c, now, rv)
-		}
+		// Parse refuses a login token without a sid.
+		return v.checkSession(ctx, projectID, c, now, rv)
 	case KindAPIKey:
 		return v.checkAPIKey(ctx, projectID, c.Subject, now, touch, rv)
 	}
