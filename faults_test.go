@@ -2,16 +2,24 @@ package latchkey_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/paginate"
+	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/sqlite"
 )
 
 // TestSlowBody_IsNeverAnsweredOK: a login, refresh or logout whose body is
@@ -47,4 +55,149 @@ func TestSlowBody_IsNeverAnsweredOK(t *testing.T) {
 			assert.Equal(t, "invalid_request", p.Code)
 		})
 	}
+}
+
+// hangingStore is a SQLite store whose reads of a request's records and
+// pages, while hang is set, hang until the caller's context ends, as a
+// PostgreSQL server that stopped answering: no error of the store's own
+// ever comes. Every other call is the store's own.
+type hangingStore struct {
+	*sqlite.Store
+	hang *atomic.Bool
+}
+
+func (s hangingStore) wait(ctx context.Context) error {
+	if !s.hang.Load() {
+		return nil
+	}
+	<-ctx.Done()
+	return fmt.Errorf("test: the database stopped answering: %w", ctx.Err())
+}
+
+func (s hangingStore) ListContactsVersioned(ctx context.Context, projectID string, req paginate.Request) (uint64, paginate.Page[store.Contact], error) {
+	if err := s.wait(ctx); err != nil {
+		return 0, paginate.Page[store.Contact]{}, err
+	}
+	return s.Store.ListContactsVersioned(ctx, projectID, req)
+}
+
+func (s hangingStore) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
+	if err := s.wait(ctx); err != nil {
+		return paginate.Page[store.Contact]{}, err
+	}
+	return s.Store.ListContacts(ctx, projectID, req)
+}
+
+func (s hangingStore) GetAPIKey(ctx context.Context, projectID, id string) (store.APIKey, error) {
+	if err := s.wait(ctx); err != nil {
+		return store.APIKey{}, err
+	}
+	return s.Store.GetAPIKey(ctx, projectID, id)
+}
+
+func (s hangingStore) GetSigningKey(ctx context.Context, projectID, id string) (store.SigningKey, error) {
+	if err := s.wait(ctx); err != nil {
+		return store.SigningKey{}, err
+	}
+	return s.Store.GetSigningKey(ctx, projectID, id)
+}
+
+func (s hangingStore) GetRefreshFamily(ctx context.Context, projectID, id string) (store.RefreshFamily, error) {
+	if err := s.wait(ctx); err != nil {
+		return store.RefreshFamily{}, err
+	}
+	return s.Store.GetRefreshFamily(ctx, projectID, id)
+}
+
+func (s hangingStore) ChangeVersion(ctx context.Context) (uint64, error) {
+	if err := s.wait(ctx); err != nil {
+		return 0, err
+	}
+	return s.Store.ChangeVersion(ctx)
+}
+
+func (s hangingStore) GetUserByEmail(ctx context.Context, projectID, email string) (store.User, error) {
+	if err := s.wait(ctx); err != nil {
+		return store.User{}, err
+	}
+	return s.Store.GetUserByEmail(ctx, projectID, email)
+}
+
+// TestStoreHangs_AnsweredUnavailable: with a store that stops answering,
+// every request that needs it is answered 503 unavailable with Retry-After
+// once Options.StoreTimeout has passed, one deadline for all of its store
+// calls: also an authenticated list whose token check was deferred to the
+// list's read, which then needs a second read for the check.
+func TestStoreHangs_AnsweredUnavailable(t *testing.T) {
+	sq, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "l.db"), &sqlite.Options{Logger: testLogger(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sq.Close() })
+	st := hangingStore{Store: sq, hang: new(atomic.Bool)}
+	// Short, so that the test is quick; nothing depends on how long the
+	// healthy requests take but the warm-up's retries.
+	lk, h := newPathLatchkey(t, st, &latchkey.Options{StoreTimeout: time.Second})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	client := srv.Client()
+	client.Timeout = 2 * time.Minute // only so that a request left unanswered fails the test
+	contract(t).WrapClient(client)
+	in := instance{url: srv.URL, client: client}
+	createContact(t, st, "default", "Secret Contact")
+
+	ctx := context.Background()
+	_, apiKey, err := lk.APIKeys().Create(ctx, "default", "hung")
+	require.NoError(t, err)
+	// A login token, minted as a login mints it (a login's hash could
+	// take longer than StoreTimeout on a busy machine).
+	u, err := lk.Users().Create(ctx, "default", "alice@example.com", "correct horse", nil)
+	require.NoError(t, err)
+	now := time.Now()
+	fam := store.RefreshFamily{ID: store.NewID(store.PrefixFamily), ProjectID: "default", UserID: u.ID,
+		IssuedAt: now, ExpiresAt: now.Add(time.Hour), CreatedAt: now, EndsAt: now.Add(time.Hour)}
+	require.NoError(t, st.CreateRefreshFamily(ctx, fam))
+	loginToken, _, err := lk.Keyring().MintLoginToken(ctx, "default", u, fam.ID)
+	require.NoError(t, err)
+	for _, tok := range []string{apiKey, loginToken} {
+		// Warm: the next check is deferred to the list's read. A healthy
+		// request slower than StoreTimeout is a 503 too: ask again.
+		for range 2 {
+			require.Eventually(t, func() bool {
+				status, _ := in.call(t, "GET", "/v1/contacts", tok, "")
+				return status == http.StatusOK
+			}, time.Minute, 10*time.Millisecond)
+		}
+	}
+
+	st.hang.Store(true)
+	for _, c := range []struct{ name, method, path, token, body string }{
+		{"contacts with an API key", "GET", "/v1/contacts", apiKey, ""},
+		{"contacts with a login token", "GET", "/v1/contacts", loginToken, ""},
+		{"login", "POST", "/v1/identity/login", "", `{"email":"alice@example.com","password":"correct horse"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, body := in.do(t, c.method, c.path, c.token, c.body)
+			require.NotNil(t, res, "no answer: %s", body)
+			assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, body)
+			assert.Equal(t, "unavailable", codeOf(body))
+			assert.NotEmpty(t, res.Header.Get("Retry-After"))
+			assert.NotContains(t, body, "Secret Contact")
+		})
+	}
+}
+
+// TestStoreTimeout_SparesLongPolls: the wait of a long poll of the
+// revocation feed is not store work: a wait longer than StoreTimeout ends
+// with the (empty) page, not with a 503.
+func TestStoreTimeout_SparesLongPolls(t *testing.T) {
+	st := openStore(t)
+	lk, h := newPathLatchkey(t, st, &latchkey.Options{StoreTimeout: 100 * time.Millisecond})
+	_, apiKey, err := lk.APIKeys().Create(context.Background(), "default", "feed")
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	contract(t).WrapClient(srv.Client())
+	in := instance{url: srv.URL, client: srv.Client()}
+	status, body := in.call(t, "GET", "/v1/identity/revocations?wait=1", apiKey, "")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Contains(t, body, `"data":[]`)
 }

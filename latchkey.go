@@ -69,6 +69,16 @@ type Options struct {
 	// AuditRetention is how long audit entries are kept. Zero means
 	// DefaultAuditRetention.
 	AuditRetention time.Duration
+	// StoreTimeout bounds the store work of each request served by
+	// [Latchkey.Handler]: the request's context gets a deadline
+	// StoreTimeout after it starts (after its wait, for a long poll of the
+	// revocation feed), one for all of its store calls, so that a store
+	// that hangs is answered 503 unavailable with Retry-After within it.
+	// Keep it below the server's WriteTimeout, leaving time to write the
+	// answer. Zero means DefaultStoreTimeout; a negative value sets no
+	// deadline. [Latchkey.Protect] sets none: the host's handler's own
+	// work is the host's to bound.
+	StoreTimeout time.Duration
 	// PruneInterval is how often the store is pruned in the background
 	// (see [Latchkey.Prune]). Zero means DefaultPruneInterval; a negative
 	// value prunes only when Prune is called.
@@ -116,10 +126,11 @@ type Latchkey struct {
 	allow    map[string]string // path -> the methods the routing table serves there
 	projects sync.Map          // project id -> struct{}: projects known to exist
 
-	retention time.Duration
-	stop      context.CancelFunc
-	stopped   chan struct{}
-	closeOnce sync.Once
+	retention    time.Duration
+	storeTimeout time.Duration // <= 0: none
+	stop         context.CancelFunc
+	stopped      chan struct{}
+	closeOnce    sync.Once
 }
 
 // New assembles Latchkey on st, with masterKey, the host's secret of
@@ -157,9 +168,12 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	if o.AuditRetention <= 0 {
 		o.AuditRetention = DefaultAuditRetention
 	}
+	if o.StoreTimeout == 0 {
+		o.StoreTimeout = DefaultStoreTimeout
+	}
 	tracer := telemetry.Tracer(o.TracerProvider)
 	l := &Latchkey{hostSt: st, logger: o.Logger, now: o.Now, resolver: o.Resolver, retention: o.AuditRetention,
-		tracer: tracer, propagator: telemetry.Propagator(o.Propagator)}
+		storeTimeout: o.StoreTimeout, tracer: tracer, propagator: telemetry.Propagator(o.Propagator)}
 	// Every part reads the store through the tracing wrapper: within a
 	// traced request, each store call is a span of its trace.
 	st = storetrace.Wrap(st, tracer)
@@ -249,6 +263,12 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	l.startPruning(o.PruneInterval)
 	return l, nil
 }
+
+// DefaultStoreTimeout is Options.StoreTimeout when it is zero: within the
+// example server's 30-second WriteTimeout, with time left to write the
+// answer, and past the PostgreSQL store's own 10-second wait for a
+// connection.
+const DefaultStoreTimeout = 20 * time.Second
 
 // valueOf returns *p, or the zero T for a nil p.
 func valueOf[T any](p *T) T {

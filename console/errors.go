@@ -43,7 +43,8 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 }
 
 // fail logs err and answers a generic 500 page, or 503 when the store is
-// unavailable (store.ErrUnavailable).
+// unavailable (store.ErrUnavailable) or did not answer within the
+// request's deadline (problem.StoreTimedOut).
 // A client that disconnected (problem.ClientGone) is logged at Debug level
 // only: it is not a fault of the server.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
@@ -52,7 +53,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	} else {
 		h.log.ErrorContext(r.Context(), "console: internal error", "path", r.URL.Path, "err", err)
 	}
-	if errors.Is(err, store.ErrUnavailable) {
+	if errors.Is(err, store.ErrUnavailable) || problem.StoreTimedOut(r.Context()) {
 		w.Header().Set("Retry-After", "5")
 		h.errorPage(w, r, http.StatusServiceUnavailable, "Temporarily unavailable",
 			"The console cannot reach its database right now. Try again in a few seconds, and reload the page first to see whether your last change was made.")

@@ -42,9 +42,11 @@ func TypeURI(code string) string {
 // Write writes err as problem+json, deciding the answer in this order:
 //
 //   - an error matching store.ErrUnavailable (errors.Is, so also an *Error
-//     whose cause matches it) is answered 503 unavailable with a
-//     Retry-After of RetryAfterUnavailable seconds; the error is logged at
-//     Warn level on logger and never shown;
+//     whose cause matches it), or any error but a 4xx *Error of a request
+//     whose context ended with a cause matching store.ErrUnavailable (a
+//     deadline on the request's store work, see StoreTimedOut), is
+//     answered 503 unavailable with a Retry-After of RetryAfterUnavailable
+//     seconds; the error is logged at Warn level on logger and never shown;
 //   - an *Error (found with errors.As) is written as it says, and logged at
 //     Error level when its status is 500 or above; a 503 unavailable
 //     *Error without a Retry-After header gets that of
@@ -63,14 +65,15 @@ func TypeURI(code string) string {
 // logger logs nothing.
 func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
 	var e *Error
+	clientError := errors.As(err, &e) && e.Status < 500
 	switch {
 	case errors.Is(err, store.ErrUnavailable) && ClientGone(r.Context(), err):
 		logFailure(r, logger, slog.LevelDebug, "client disconnected", err)
 		e = New(CodeUnavailable, "The service is temporarily unavailable. Retry the request later.")
-	case errors.Is(err, store.ErrUnavailable):
+	case errors.Is(err, store.ErrUnavailable), !clientError && StoreTimedOut(r.Context()):
 		logFailure(r, logger, slog.LevelWarn, "store unavailable", err)
 		e = New(CodeUnavailable, "The service is temporarily unavailable. Retry the request later.")
-	case errors.As(err, &e):
+	case e != nil:
 		if e.Status >= 500 {
 			logInternal(r, logger, e)
 		}
@@ -91,6 +94,15 @@ func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err erro
 	// gave up on is never a 200: a body that could not be read is 400
 	// invalid_request (DecodeJSON), a store that could not answer 503.
 	write(w, r, e)
+}
+
+// StoreTimedOut reports whether ctx, a request's context, has ended with a
+// cause matching store.ErrUnavailable: a deadline its server set on the
+// request's store work (context.WithTimeoutCause) passed. Whatever failed
+// then failed for want of a store answer in time: 503 unavailable, safe to
+// retry.
+func StoreTimedOut(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), store.ErrUnavailable)
 }
 
 // ClientGone reports whether err is the cancellation of ctx, a request's

@@ -221,3 +221,31 @@ func TestUnauthorized(t *testing.T) {
 		assert.Equal(t, []string{challenge}, e.Header.Values("WWW-Authenticate"))
 	}
 }
+
+// TestWrite_StoreTimedOut: once a deadline on the request's store work has
+// passed (its context's cause matches store.ErrUnavailable), whatever error
+// the interrupted call returned is answered 503 unavailable with
+// Retry-After; an answer about the request itself (a 4xx) is kept.
+func TestWrite_StoreTimedOut(t *testing.T) {
+	cause := fmt.Errorf("the request's store work took too long: %w", store.ErrUnavailable)
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 0, cause)
+	defer cancel()
+	<-ctx.Done()
+	req := httptest.NewRequest(http.MethodGet, "/v1/contacts", nil).WithContext(ctx)
+	for name, err := range map[string]error{
+		"deadline":     fmt.Errorf("listing: %w", context.DeadlineExceeded),
+		"driver's own": errors.New("sqlite: interrupted"),
+		"a 500 *Error": New(CodeInternal, "x"),
+		"already 503":  store.ErrUnavailable,
+	} {
+		rec := httptest.NewRecorder()
+		Write(rec, req, nil, err)
+		assert.Equal(t, http.StatusServiceUnavailable, rec.Code, name)
+		assert.NotEmpty(t, rec.Header().Get("Retry-After"), name)
+	}
+	rec := httptest.NewRecorder()
+	Write(rec, req, nil, New(CodeInvalidCursor, "bad cursor"))
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.True(t, StoreTimedOut(ctx))
+	assert.False(t, StoreTimedOut(context.Background()))
+}

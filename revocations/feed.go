@@ -179,6 +179,18 @@ func (f *Feed) wake(ctx context.Context) <-chan struct{} {
 // answer.
 const writeMargin = 10 * time.Second
 
+// RequestedWait returns the wait a request with the query rawQuery asks the
+// feed for: how long it may be held when its page is empty. It is zero
+// when the request asks none, or asks it wrongly (the feed answers such a
+// request 400 at once).
+func RequestedWait(rawQuery string) time.Duration {
+	wait, err := parseWait(rawQuery)
+	if err != nil {
+		return 0
+	}
+	return wait
+}
+
 // parseWait reads the wait parameter of rawQuery, as url.ParseQuery reads
 // parameters: absent means no wait; otherwise it must be given once, as a
 // decimal integer from 1 to MaxWait.
