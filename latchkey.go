@@ -201,6 +201,10 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	vo.Now = orNow(vo.Now, o.Now)
 	vo.Logger = orLogger(vo.Logger, o.Logger)
 	vo.MeterProvider = orMeter(vo.MeterProvider, o.MeterProvider)
+	if vo.ClientAddr == nil && o.Identity != nil {
+		// Refused tokens are logged with the address login throttles by.
+		vo.ClientAddr = o.Identity.ClientAddr
+	}
 	l.verifier = keys.NewVerifier(st, &vo)
 
 	ho := valueOf(o.Hasher)

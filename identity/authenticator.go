@@ -10,6 +10,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/latchkey-dev/latchkey/requestid"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -112,7 +113,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 			return fmt.Errorf("identity: sign-in throttling could not be checked: %w: %w", store.ErrUnavailable, err)
 		}
 		if wait > 0 {
-			a.log.InfoContext(ctx, "sign-in throttled", "project", projectID, "client", clientAddr)
+			a.log.InfoContext(ctx, "sign-in throttled", withRequestID(ctx, "project", projectID, "client", clientAddr)...)
 			return &RateLimitedError{RetryAfter: wait}
 		}
 		return nil
@@ -193,11 +194,22 @@ func (a *Authenticator) fail(ctx context.Context, at *attempt, projectID, accoun
 		who = slog.String("account", accountRef(account))
 	}
 	if err := at.settle(func() error { return a.lim.Failure(ctx, account, address) }); err != nil {
-		a.log.ErrorContext(ctx, "sign-in refused: the failure could not be counted", "project", projectID, who, "client", clientAddr, "err", err)
+		a.log.ErrorContext(ctx, "sign-in refused: the failure could not be counted",
+			withRequestID(ctx, "project", projectID, who, "client", clientAddr, "err", err)...)
 		return fmt.Errorf("identity: a failed sign-in could not be counted: %w: %w", store.ErrUnavailable, err)
 	}
-	a.log.InfoContext(ctx, "sign-in failed", "project", projectID, who, "client", clientAddr, "reason", reason)
+	a.log.InfoContext(ctx, "sign-in failed", withRequestID(ctx, "project", projectID, who, "client", clientAddr, "reason", reason)...)
 	return ErrInvalidCredentials
+}
+
+// withRequestID returns the attributes of a log line, args, with the
+// request's id (package requestid) as request_id when ctx carries one, so
+// that a sign-in's log lines can be found from its answer.
+func withRequestID(ctx context.Context, args ...any) []any {
+	if id := requestid.FromContext(ctx); id != "" {
+		return append(args, "request_id", id)
+	}
+	return args
 }
 
 // upgrade replaces u's password hash with a fresh argon2id hash. A failure

@@ -73,7 +73,7 @@ func (v *Verifier) refuse(w http.ResponseWriter, r *http.Request, project string
 // unauthorized logs an authentication failure and answers 401 with the
 // RFC 6750 challenge.
 func (v *Verifier) unauthorized(w http.ResponseWriter, r *http.Request, project string, presented bool, reason string) {
-	args := []any{"project", project, "method", r.Method, "path", r.URL.Path, "reason", reason}
+	args := []any{"project", project, "method", r.Method, "path", r.URL.Path, "reason", reason, "client", v.clientAddr(r)}
 	if id := requestid.FromContext(r.Context()); id != "" {
 		args = append(args, "request_id", id)
 	}

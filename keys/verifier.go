@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -46,6 +48,11 @@ type VerifierOptions struct {
 	// again, so a busy key costs one store write per interval rather than
 	// one per request. Default: 1 minute.
 	TouchInterval time.Duration
+	// ClientAddr returns the client address of a request, which the log
+	// line of a refused token names. Nil means the connection's
+	// (r.RemoteAddr without its port); behind a proxy, set it as the
+	// identity handler's ClientAddr is set.
+	ClientAddr func(r *http.Request) string
 	// MeterProvider receives the latchkey.verifications counter (by cache
 	// hit or miss, and result). Nil means the global provider
 	// (otel.GetMeterProvider).
@@ -90,6 +97,7 @@ type Verifier struct {
 	cache     *verifyCache
 	metrics   *verifyMetrics
 
+	clientAddr    func(r *http.Request) string
 	touchInterval time.Duration
 	touchMu       sync.Mutex
 	touched       map[recordKey]time.Time // last touch of a key by this Verifier
@@ -119,6 +127,9 @@ func NewVerifier(st VerifierStore, opts *VerifierOptions) *Verifier {
 	if o.TouchInterval <= 0 {
 		o.TouchInterval = time.Minute
 	}
+	if o.ClientAddr == nil {
+		o.ClientAddr = httpapi.RemoteHost
+	}
 	recMax := max(o.CacheSize, 1024)
 	cv, _ := st.(store.ChangeVersioner)
 	return &Verifier{
@@ -132,6 +143,7 @@ func NewVerifier(st VerifierStore, opts *VerifierOptions) *Verifier {
 		leeway:        LeewayOf(o.Leeway),
 		cache:         newVerifyCache(o.CacheSize),
 		metrics:       newVerifyMetrics(o.MeterProvider),
+		clientAddr:    o.ClientAddr,
 		touchInterval: o.TouchInterval,
 		touched:       make(map[recordKey]time.Time),
 		touchMax:      recMax,
