@@ -56,6 +56,9 @@ type Options struct {
 	// identity.NewStoreLimiter on the store with default limits, so that
 	// every instance sharing the store throttles as one.
 	Limiter identity.Limiter
+	// Revocations tunes the revocation feed (the long polls held per API
+	// key). Nil means defaults; its Logger defaults to the one here.
+	Revocations *revocations.Options
 	// Identity tunes login, refresh and logout (refresh-token lifetime,
 	// reuse window, session lifetime, client address). Nil means defaults.
 	Identity *identity.Options
@@ -227,7 +230,9 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 		Sessions: st, Authenticator: auth, Minter: kr, MasterKey: masterKey,
 	}, &ido)
 
-	l.feed = revocations.NewFeed(st, &revocations.Options{Logger: o.Logger})
+	ro := valueOf(o.Revocations)
+	ro.Logger = orLogger(ro.Logger, o.Logger)
+	l.feed = revocations.NewFeed(st, &ro)
 
 	if !o.NoConsole {
 		co := valueOf(o.Console)
