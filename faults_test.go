@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
@@ -63,12 +66,17 @@ func TestSlowBody_IsNeverAnsweredOK(t *testing.T) {
 // ever comes. Every other call is the store's own.
 type hangingStore struct {
 	*sqlite.Store
-	hang *atomic.Bool
+	hang    *atomic.Bool
+	waiting *atomic.Int32 // calls hanging now; nil: not counted
 }
 
 func (s hangingStore) wait(ctx context.Context) error {
 	if !s.hang.Load() {
 		return nil
+	}
+	if s.waiting != nil {
+		s.waiting.Add(1)
+		defer s.waiting.Add(-1)
 	}
 	<-ctx.Done()
 	return fmt.Errorf("test: the database stopped answering: %w", ctx.Err())
@@ -200,4 +208,47 @@ func TestStoreTimeout_SparesLongPolls(t *testing.T) {
 	status, body := in.call(t, "GET", "/v1/identity/revocations?wait=1", apiKey, "")
 	require.Equal(t, http.StatusOK, status, body)
 	assert.Contains(t, body, `"data":[]`)
+}
+
+// TestClientDisconnect_NotLoggedAsError: a client that gives up on a
+// request (here while the store is slow to answer) is logged as a
+// disconnect at Debug level, not as an internal error.
+func TestClientDisconnect_NotLoggedAsError(t *testing.T) {
+	sq, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "l.db"), &sqlite.Options{Logger: testLogger(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sq.Close() })
+	st := hangingStore{Store: sq, hang: new(atomic.Bool), waiting: new(atomic.Int32)}
+	logs := &testutil.Buffer{}
+	lk, err := latchkey.New(st, testMasterKey, &latchkey.Options{
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = lk.Close() })
+	_, apiKey, err := lk.APIKeys().Create(context.Background(), "default", "gone")
+	require.NoError(t, err)
+	srv := httptest.NewServer(lk.Handler())
+	t.Cleanup(srv.Close)
+
+	st.hang.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "GET", srv.URL+"/v1/contacts", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	done := make(chan error, 1)
+	go func() {
+		res, err := srv.Client().Do(req)
+		if err == nil {
+			res.Body.Close()
+		}
+		done <- err
+	}()
+	// Give up once the request is waiting for the store.
+	require.Eventually(t, func() bool { return st.waiting.Load() > 0 }, time.Minute, time.Millisecond)
+	cancel()
+	require.Error(t, <-done)
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "client disconnected") },
+		time.Minute, time.Millisecond, "the disconnect is logged")
+	assert.Contains(t, logs.String(), "level=DEBUG")
+	assert.NotContains(t, logs.String(), "level=ERROR")
+	assert.NotContains(t, logs.String(), "internal error")
 }
