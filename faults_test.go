@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,6 +23,8 @@ import (
 	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/postgres"
+	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
 )
 
@@ -251,4 +254,48 @@ func TestClientDisconnect_NotLoggedAsError(t *testing.T) {
 	assert.Contains(t, logs.String(), "level=DEBUG")
 	assert.NotContains(t, logs.String(), "level=ERROR")
 	assert.NotContains(t, logs.String(), "internal error")
+}
+
+// TestStoreHangs_AnsweredUnavailableOnPostgres: PostgreSQL holding every
+// table a list and its token check read under a lock (another session's
+// LOCK TABLE: the statements wait, no error comes) gets GET /v1/contacts
+// with a warm API key a 503 with Retry-After once StoreTimeout has passed,
+// as every other request that needs the store.
+func TestStoreHangs_AnsweredUnavailableOnPostgres(t *testing.T) {
+	dbURL := pgtest.NewDatabase(t)
+	st, err := postgres.Open(t.Context(), dbURL, &postgres.Options{Logger: testLogger(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	lk, h := newPathLatchkey(t, st, &latchkey.Options{StoreTimeout: time.Second})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	client := srv.Client()
+	client.Timeout = 2 * time.Minute // only so that a request left unanswered fails the test
+	contract(t).WrapClient(client)
+	in := instance{url: srv.URL, client: client}
+	createContact(t, st, "default", "Secret Contact")
+	_, apiKey, err := lk.APIKeys().Create(t.Context(), "default", "hung")
+	require.NoError(t, err)
+	for range 2 { // warm: the next check is read with the page
+		require.Eventually(t, func() bool {
+			status, _ := in.call(t, "GET", "/v1/contacts", apiKey, "")
+			return status == http.StatusOK
+		}, time.Minute, 10*time.Millisecond)
+	}
+
+	locker, err := pgx.Connect(t.Context(), dbURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = locker.Close(context.Background()) })
+	tx, err := locker.Begin(t.Context())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	_, err = tx.Exec(t.Context(), "LOCK TABLE contacts, api_keys, signing_keys, projects IN ACCESS EXCLUSIVE MODE")
+	require.NoError(t, err)
+
+	res, body := in.do(t, "GET", "/v1/contacts", apiKey, "")
+	require.NotNil(t, res, "no answer: %s", body)
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, body)
+	assert.Equal(t, "unavailable", codeOf(body))
+	assert.NotEmpty(t, res.Header.Get("Retry-After"))
+	assert.NotContains(t, body, "Secret Contact")
 }
