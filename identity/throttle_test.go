@@ -10,12 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/postgres"
+	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
 )
 
@@ -376,4 +379,62 @@ func TestLogin_ThrottleHoldsWhileCountsAreSlow(t *testing.T) {
 	// The checked attempts were all counted: the right password is
 	// throttled now.
 	assert.Equal(t, http.StatusTooManyRequests, e.login(t, "", "alice@example.com", "correct horse").status)
+}
+
+// TestLogin_ThrottleHoldsWhileThrottlesLockedOnPostgres is
+// TestLogin_ThrottleHoldsWhileCountsAreSlow on PostgreSQL, the counts
+// stalled as a real database stalls them: another session holds the
+// throttles table in EXCLUSIVE mode (reads go on, writes wait). 40
+// parallel wrong passwords for one account: as many wait to be counted as
+// the limit allows, the others are refused 429 at once.
+func TestLogin_ThrottleHoldsWhileThrottlesLockedOnPostgres(t *testing.T) {
+	const limit, attempts = 10, 40
+	dbURL := pgtest.NewDatabase(t)
+	pg, err := postgres.Open(t.Context(), dbURL, &postgres.Options{Logger: testLogger(t), MaxConns: attempts + 4})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pg.Close() })
+	e := newEnv(t, envConfig{
+		limiter: func(_ store.Store, now func() time.Time) identity.Limiter {
+			return identity.NewStoreLimiter(pg, &identity.LimiterOptions{AccountLimit: limit, AddressLimit: 1000, Now: now})
+		},
+		hasher: &identity.HasherOptions{MaxConcurrent: 4},
+	})
+	e.createUser(t, "default", "alice@example.com", "correct horse", "")
+
+	locker, err := pgx.Connect(t.Context(), dbURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = locker.Close(context.Background()) })
+	tx, err := locker.Begin(t.Context())
+	require.NoError(t, err)
+	_, err = tx.Exec(t.Context(), "LOCK TABLE throttles IN EXCLUSIVE MODE")
+	require.NoError(t, err)
+	waiting := func() int {
+		var n int
+		require.NoError(t, locker.QueryRow(t.Context(),
+			"SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'throttles'::regclass").Scan(&n))
+		return n
+	}
+
+	var throttled atomic.Int32
+	statuses := make([]int, attempts)
+	var wg sync.WaitGroup
+	for i := range attempts {
+		wg.Go(func() {
+			statuses[i] = e.login(t, "", "alice@example.com", "wrong horse").status
+			if statuses[i] == http.StatusTooManyRequests {
+				throttled.Add(1)
+			}
+		})
+	}
+	require.Eventually(t, func() bool { return int(throttled.Load())+waiting() == attempts },
+		time.Minute, 10*time.Millisecond)
+	assert.Equal(t, limit, waiting(), "attempts checked while the throttles table was locked")
+	require.NoError(t, tx.Rollback(t.Context()))
+	wg.Wait()
+
+	counts := map[int]int{}
+	for _, st := range statuses {
+		counts[st]++
+	}
+	assert.Equal(t, map[int]int{http.StatusUnauthorized: limit, http.StatusTooManyRequests: attempts - limit}, counts)
 }
