@@ -113,10 +113,18 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 			return fmt.Errorf("identity: sign-in throttling could not be checked: %w: %w", store.ErrUnavailable, err)
 		}
 		if wait > 0 {
-			a.log.InfoContext(ctx, "sign-in throttled", withRequestID(ctx, "project", projectID, "client", clientAddr)...)
 			return &RateLimitedError{RetryAfter: wait}
 		}
 		return nil
+	}
+	// throttled logs a refusal for throttling (a check may be asked
+	// again before it refuses: see inFlight.admit).
+	throttled := func(err error) error {
+		var rl *RateLimitedError
+		if errors.As(err, &rl) {
+			a.log.InfoContext(ctx, "sign-in throttled", withRequestID(ctx, "project", projectID, "client", clientAddr)...)
+		}
+		return err
 	}
 	// The limits are checked before anything else, and again once a
 	// hashing slot is held (admit): failures are counted after the hash,
@@ -127,7 +135,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 	// that the attempts checked while its failure is being written count
 	// it.
 	if err := check(a.flying.counts(account, address)); err != nil {
-		return store.User{}, err
+		return store.User{}, throttled(err)
 	}
 	var at *attempt // admitted: in flight until its outcome is counted
 	defer func() { at.end() }()
@@ -137,7 +145,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 		}
 		var err error
 		at, err = a.flying.admit(ctx, account, address, check)
-		return err
+		return throttled(err)
 	}
 	if len(password) > MaxPasswordLen {
 		// Refused without hashing: the answer does not depend on the

@@ -8,7 +8,7 @@ import (
 
 // inFlight counts, per throttling key, the sign-in attempts an
 // Authenticator let through whose outcome is not counted yet, and orders
-// the checks and counts made on each key.
+// the checks made on each key.
 //
 // An attempt is admitted while it holds a hashing slot, and its failure is
 // counted after its hash; with a slow store the count lands long after the
@@ -28,7 +28,7 @@ type inFlight struct {
 
 // flight is the state of one key.
 type flight struct {
-	gate    chan struct{} // held by the check or count being made on the key
+	gate    chan struct{} // held by the check being made on the key
 	pending int           // attempts admitted and not yet settled
 	settled uint64        // attempts settled, ever
 	refs    int           // pending plus the attempts holding or awaiting gate
