@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -14,6 +15,7 @@ import (
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/requestid"
+	"github.com/latchkey-dev/latchkey/revocations"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
@@ -54,7 +56,7 @@ import (
 // http.request.method, http.route, http.response.status_code and
 // latchkey.project: never a token, an email, a password or a query.
 func (l *Latchkey) Handler() http.Handler {
-	return l.withCORS(l.entry(func(w http.ResponseWriter, r *http.Request, span trace.Span) {
+	return l.withCORS(l.entry(true, func(w http.ResponseWriter, r *http.Request, span trace.Span) {
 		if p := r.URL.Path; path.Clean(p) != p && path.Clean(p)+"/" != p {
 			// The mux would redirect to the cleaned path, which may lack
 			// the prefix of the base_url; no client of this API sends
@@ -141,7 +143,7 @@ func (l *Latchkey) preflight(r *http.Request) (string, bool) {
 // errors the same way with package problem.
 func (l *Latchkey) Protect(next http.Handler) http.Handler {
 	guarded := l.verifier.Middleware(next)
-	return l.entry(func(w http.ResponseWriter, r *http.Request, _ trace.Span) {
+	return l.entry(false, func(w http.ResponseWriter, r *http.Request, _ trace.Span) {
 		guarded.ServeHTTP(w, r)
 	})
 }
@@ -162,11 +164,18 @@ func (l *Latchkey) listAuth(next http.Handler) http.Handler {
 // the request's span (reporting its status when the span records), gives
 // the request its id and project (begin), and calls serve with the request
 // carrying them and the span; a request whose project cannot be named is
-// answered without calling serve.
-func (l *Latchkey) entry(serve func(w http.ResponseWriter, r *http.Request, span trace.Span)) http.Handler {
+// answered without calling serve. When bounded, the request's context
+// carries the deadline of its store work (storeDeadline) from the start,
+// so that the project's lookup is within it too.
+func (l *Latchkey) entry(bounded bool, serve func(w http.ResponseWriter, r *http.Request, span trace.Span)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, span := l.startSpan(r)
 		defer span.End()
+		if bounded && l.storeTimeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeoutCause(ctx, l.storeTimeout+longPoll(r), errStoreTimeout)
+			defer cancel()
+		}
 		if span.IsRecording() {
 			// An outer recorder (an access log's) already sees this
 			// response: read the status from it rather than wrap again.
@@ -183,6 +192,22 @@ func (l *Latchkey) entry(serve func(w http.ResponseWriter, r *http.Request, span
 		}
 		serve(w, r.WithContext(ctx), span)
 	})
+}
+
+// errStoreTimeout is the cause of a request's context whose store work
+// passed Options.StoreTimeout: it matches store.ErrUnavailable, so that
+// problem.Write answers 503 unavailable (problem.StoreTimedOut) whatever
+// error the interrupted store call returned.
+var errStoreTimeout = fmt.Errorf("latchkey: the request's store work took longer than its StoreTimeout: %w", store.ErrUnavailable)
+
+// longPoll returns how long r, a long poll of the revocation feed, may be
+// held waiting for an item (its wait parameter), which is not store work;
+// zero for any other request.
+func longPoll(r *http.Request) time.Duration {
+	if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, PathRevocations) {
+		return 0
+	}
+	return revocations.RequestedWait(r.URL.RawQuery)
 }
 
 // begin starts serving r: it gives r its request id (requestid.Of), sets it

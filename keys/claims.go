@@ -55,7 +55,7 @@ type Claims struct {
 	// ID is jti, the token's random id.
 	ID string
 	// SessionID is sid: the session (refresh family) a login token belongs
-	// to, or "" for API key tokens and login tokens minted before sessions.
+	// to, or "" for API key tokens. Every accepted login token has one.
 	SessionID string
 	// Tags are the user's tags when a login token was minted; nil for API
 	// key tokens.
@@ -78,8 +78,10 @@ func (c *Claims) Kind() Kind {
 // any time.
 //
 //   - sub is "usr_..." (a login token) or "key_..." (an API key token);
-//   - a login token carries exp, and exp is at most iat + LoginTokenTTL;
-//     sid, when present, is "rf_...";
+//   - a login token carries exp, and exp is at most iat + LoginTokenTTL,
+//     and a sid "rf_...": a login token without one (minted before
+//     sessions existed, long expired) would skip every session and user
+//     check, so none is accepted;
 //   - an API key token carries no exp and no sid: permanent keys end only
 //     by revocation or by retirement of their signing key;
 //   - iat and jti are present.
@@ -101,7 +103,10 @@ func (c *Claims) checkShape() error {
 		if c.ExpiresAt.After(c.IssuedAt.Add(LoginTokenTTL)) {
 			return malformed("login token lifetime too long")
 		}
-		if c.SessionID != "" && (!strings.HasPrefix(c.SessionID, sessionPrefix) || len(c.SessionID) > maxSubjectLen) {
+		if c.SessionID == "" {
+			return malformed("login token without sid")
+		}
+		if !strings.HasPrefix(c.SessionID, sessionPrefix) || len(c.SessionID) > maxSubjectLen {
 			return malformed("bad sid")
 		}
 	case KindAPIKey:

@@ -159,9 +159,7 @@ func (pc *pendingCheck) allows(ctx context.Context, recs store.TokenRecords) err
 	}
 	switch c.Kind() {
 	case KindUser:
-		if c.SessionID == "" {
-			return nil
-		}
+		// Parse refuses a login token without a sid.
 		if recs.Session == nil {
 			return unknownSession()
 		}

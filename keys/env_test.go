@@ -417,11 +417,12 @@ func ed25519Signer(priv ed25519.PrivateKey) func([]byte) []byte {
 }
 
 // loginClaims returns the claims of a valid login token of project at the
-// env's current time.
+// env's current time, of a new user in a new session.
 func (e *env) loginClaims(project string) map[string]any {
+	u := e.user(project)
 	now := e.clock.Now().Unix()
 	return map[string]any{
-		"aud": project, "sub": store.NewID(store.PrefixUser), "iat": now, "exp": now + 86400,
+		"aud": project, "sub": u.ID, "sid": e.session(u), "iat": now, "exp": now + 86400,
 		"jti": "j" + store.NewID("x"), "tags": []string{},
 	}
 }

@@ -80,7 +80,7 @@ func (v *Verifier) unauthorized(w http.ResponseWriter, r *http.Request, project 
 // logAuthFailure logs, at Info, that r failed to authenticate for reason
 // (never a token).
 func (v *Verifier) logAuthFailure(r *http.Request, project, reason string) {
-	args := []any{"project", project, "method", r.Method, "path", r.URL.Path, "reason", reason}
+	args := []any{"project", project, "method", r.Method, "path", r.URL.Path, "reason", reason, "client", v.clientAddr(r)}
 	if id := requestid.FromContext(r.Context()); id != "" {
 		args = append(args, "request_id", id)
 	}

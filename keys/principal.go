@@ -36,7 +36,7 @@ type Principal struct {
 	// Kind says whether Subject is a user or an API key.
 	Kind Kind
 	// SessionID is the session a login token belongs to ("rf_..."), or ""
-	// for API keys and login tokens minted before sessions existed.
+	// for API keys.
 	SessionID string
 	// Tags are the user's tags as they were when the login token was
 	// minted (tags changed later show in the next login token). They are

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -45,6 +47,11 @@ type VerifierOptions struct {
 	// again, so a busy key costs one store write per interval rather than
 	// one per request. Default: 1 minute.
 	TouchInterval time.Duration
+	// ClientAddr returns the client address of a request, which the log
+	// line of a refused token names. Nil means the connection's
+	// (r.RemoteAddr without its port); behind a proxy, set it as the
+	// identity handler's ClientAddr is set.
+	ClientAddr func(r *http.Request) string
 	// MeterProvider receives the latchkey.verifications counter (by cache
 	// hit or miss, and result). Nil means the global provider
 	// (otel.GetMeterProvider).
@@ -57,12 +64,12 @@ type VerifierOptions struct {
 // A token is accepted when [Parse] accepts it for the request's project
 // (signature by an unretired signing key of the project, aud, shape, time)
 // and, for an API key token, the key's record exists and is not revoked,
-// and, for a login token with a sid, its session is live: not revoked
-// (logout, replay, user disabled), its refresh token not expired, its
-// absolute lifetime not over (store.RefreshFamily.Live). Login tokens
-// minted before sessions existed carry no sid and are valid until their
-// exp. The token's iss is not checked: a deployment may be reachable under
-// several names.
+// and, for a login token, its session (sid) is live and its user's: not
+// revoked (logout, replay, user disabled), its refresh token not expired,
+// its absolute lifetime not over (store.RefreshFamily.Live). A login token
+// without a sid (as minted before sessions existed) is refused: it would
+// escape every session and user check. The token's iss is not checked: a
+// deployment may be reachable under several names.
 //
 // Tokens already verified are kept in a bounded cache keyed by their SHA-256,
 // so a repeated token skips decoding and the signature check. What can
@@ -89,6 +96,7 @@ type Verifier struct {
 	cache     *verifyCache
 	metrics   *verifyMetrics
 
+	clientAddr    func(r *http.Request) string
 	touchInterval time.Duration
 	touchMu       sync.Mutex
 	touched       map[recordKey]time.Time // last touch of a key by this Verifier
@@ -118,6 +126,9 @@ func NewVerifier(st VerifierStore, opts *VerifierOptions) *Verifier {
 	if o.TouchInterval <= 0 {
 		o.TouchInterval = time.Minute
 	}
+	if o.ClientAddr == nil {
+		o.ClientAddr = httpapi.RemoteHost
+	}
 	recMax := max(o.CacheSize, 1024)
 	cv, _ := st.(store.ChangeVersioner)
 	return &Verifier{
@@ -131,6 +142,7 @@ func NewVerifier(st VerifierStore, opts *VerifierOptions) *Verifier {
 		leeway:        LeewayOf(o.Leeway),
 		cache:         newVerifyCache(o.CacheSize),
 		metrics:       newVerifyMetrics(o.MeterProvider),
+		clientAddr:    o.ClientAddr,
 		touchInterval: o.TouchInterval,
 		touched:       make(map[recordKey]time.Time),
 		touchMax:      recMax,
@@ -229,9 +241,8 @@ func (v *Verifier) cached(sum [32]byte, projectID string, now time.Time) (*Claim
 func (v *Verifier) checkRecords(ctx context.Context, projectID string, c *Claims, now time.Time, touch bool, rv *requestVersion) error {
 	switch c.Kind() {
 	case KindUser:
-		if c.SessionID != "" {
-			return v.checkSession(ctx, projectID, c, now, rv)
-		}
+		// Parse refuses a login token without a sid.
+		return v.checkSession(ctx, projectID, c, now, rv)
 	case KindAPIKey:
 		return v.checkAPIKey(ctx, projectID, c.Subject, now, touch, rv)
 	}

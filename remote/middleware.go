@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/requestid"
@@ -59,7 +60,7 @@ func (v *Verifier) retryAfter() string {
 // unauthorized logs an authentication failure and answers 401 with the
 // RFC 6750 challenge.
 func (v *Verifier) unauthorized(w http.ResponseWriter, r *http.Request, presented bool, reason string) {
-	args := []any{"project", v.project, "method", r.Method, "path", r.URL.Path, "reason", reason}
+	args := []any{"project", v.project, "method", r.Method, "path", r.URL.Path, "reason", reason, "client", httpapi.RemoteHost(r)}
 	if id := requestid.FromContext(r.Context()); id != "" {
 		args = append(args, "request_id", id)
 	}
