@@ -79,13 +79,48 @@ type APIKey struct {
 	// LastUsedAt is when the key last authenticated a request, or the zero
 	// time if never.
 	LastUsedAt time.Time
-	// RevokedAt is when the key was revoked, or the zero time while it is
-	// valid.
+	// RevokedAt is when the key was revoked or, for a key whose revocation
+	// is scheduled (the old key of a roll, during its overlap), when it
+	// will be: the key is refused from that time on. It is the zero time
+	// while neither.
 	RevokedAt time.Time
+	// Scopes are what the key may do: a key with scopes may call an
+	// endpoint only when it holds that endpoint's scope (CheckScopes). Nil
+	// or empty means the key may do everything a key may do. Stores return
+	// them in the order given, never nil.
+	Scopes []string
+	// ExpiresAt is when the key stops being valid (its token's exp), or
+	// the zero time for a permanent key.
+	ExpiresAt time.Time
+	// RolledFrom is the id of the key this one succeeded by a roll, or "".
+	RolledFrom string
+	// RolledTo is the id of the key that succeeded this one by a roll, or
+	// "". A key is rolled at most once.
+	RolledTo string
 }
 
-// Revoked reports whether k has been revoked.
+// Revoked reports whether k has a revocation time, past or scheduled: a
+// key scheduled to be revoked counts as revoked here. Callers that know the
+// time use RevokedBy or ValidAt.
 func (k APIKey) Revoked() bool { return !k.RevokedAt.IsZero() }
+
+// RevokedBy reports whether k's revocation, immediate or scheduled, has
+// taken effect at now: its RevokedAt is set and not after now.
+func (k APIKey) RevokedBy(now time.Time) bool {
+	return !k.RevokedAt.IsZero() && !now.Before(k.RevokedAt)
+}
+
+// ExpiredBy reports whether k has an expiry and it is not after now.
+func (k APIKey) ExpiredBy(now time.Time) bool {
+	return !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt)
+}
+
+// ValidAt reports whether k is neither revoked nor expired at now.
+func (k APIKey) ValidAt(now time.Time) bool { return !k.RevokedBy(now) && !k.ExpiredBy(now) }
+
+// RevocationScheduled reports whether k's revocation is scheduled after
+// now (a roll's overlap is running).
+func (k APIKey) RevocationScheduled(now time.Time) bool { return now.Before(k.RevokedAt) }
 
 // SigningKey is one of a project's Ed25519 signing keys. Its private key is
 // held only encrypted, by package keys; a store never sees it in plain text.
@@ -269,6 +304,7 @@ const (
 	ActionSignOut         = "console.signout"
 	ActionAPIKeyCreate    = "apikey.create"
 	ActionAPIKeyRevoke    = "apikey.revoke"
+	ActionAPIKeyRoll      = "apikey.roll"
 	ActionSigningRotate   = "signingkey.rotate"
 	ActionSigningRetire   = "signingkey.retire"
 	ActionUserCreate      = "user.create"

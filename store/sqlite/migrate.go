@@ -27,7 +27,7 @@ type migration struct {
 }
 
 // loadMigrations returns the embedded migrations in version order. Their
-// names are NNNN_description.sql, numbered from 1 without gaps.
+// names are NNNN_description.sql, with unique numbers from 1.
 func loadMigrations() ([]migration, error) {
 	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
 	if err != nil {
@@ -48,9 +48,12 @@ func loadMigrations() ([]migration, error) {
 		ms = append(ms, migration{version: v, name: strings.TrimSuffix(base, ".sql"), sql: string(b)})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	for i, m := range ms {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("sqlite: migration %s: expected version %d", m.name, i+1)
+	// Versions are unique; a gap is allowed, so that changes developed side
+	// by side can each take their own number (a database applies each
+	// version it lacks, whatever it has).
+	for i := 1; i < len(ms); i++ {
+		if ms[i].version == ms[i-1].version {
+			return nil, fmt.Errorf("sqlite: migration %s: version %d given twice", ms[i].name, ms[i].version)
 		}
 	}
 	return ms, nil
@@ -95,8 +98,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 			}); err != nil {
 				return err
 			}
-			if newest > len(ms) {
-				return fmt.Errorf("database has schema version %d, newer than this build's %d", newest, len(ms))
+			if known := ms[len(ms)-1].version; newest > known {
+				return fmt.Errorf("database has schema version %d, newer than this build's %d", newest, known)
 			}
 			if err := t.queryRow(migrationAppliedSQL, func(st *sqlite.Stmt) error {
 				n = st.ColumnInt(0)
