@@ -119,20 +119,22 @@ type APIKeyStore interface {
 	// RevokeAPIKey sets the key's RevokedAt to at and adds one revocation
 	// of kind RevokedAPIKey to the project's feed, in one atomic write.
 	// Revoking a revoked key succeeds, keeps the first revocation time and
-	// adds nothing. A key whose revocation is scheduled after at (a roll's
-	// overlap) and not yet in the feed is revoked at at instead, and its
-	// scheduled feed item is replaced by the one at at. It returns an error matching ErrNotFound
+	// adds nothing. A key whose scheduled revocation (RevokesAt, a roll's
+	// overlap) is after at is revoked at at instead: RevokesAt is cleared
+	// and its scheduled feed item is replaced by the one at at. A key whose
+	// scheduled revocation is at or before at is revoked already: nothing
+	// changes. It returns an error matching ErrNotFound
 	// for an unknown key and ErrInvalid for a zero at.
 	RevokeAPIKey(ctx context.Context, projectID, id string, at time.Time) error
 	// RollAPIKey replaces the key id by its successor next, in one atomic
 	// write: next is recorded as CreateAPIKey records it, with RolledFrom
-	// id; the old key's RolledTo becomes next.ID and its RevokedAt
-	// revokeAt. When revokeAt is after next.CreatedAt the revocation is
-	// scheduled: the old key stays valid until revokeAt, and one
-	// revocation of kind RevokedAPIKey with RevokedAt revokeAt joins the
-	// project's feed when it falls due (see ListRevocations); otherwise
-	// the old key is revoked at once, as RevokeAPIKey does at revokeAt. It
-	// returns the old key as it is after the roll.
+	// id; the old key's RolledTo becomes next.ID. When revokeAt is after
+	// next.CreatedAt the old key's revocation is scheduled: its RevokesAt
+	// becomes revokeAt, it stays valid until then, and one revocation of
+	// kind RevokedAPIKey with RevokedAt revokeAt joins the project's feed
+	// when it falls due (see ListRevocations); otherwise the old key is
+	// revoked at once, as RevokeAPIKey does at revokeAt. It returns the old
+	// key as it is after the roll.
 	//
 	// next must carry the old key's Name and Scopes. It returns an error
 	// matching ErrInvalid when CheckRoll refuses its arguments or next's

@@ -79,11 +79,13 @@ type APIKey struct {
 	// LastUsedAt is when the key last authenticated a request, or the zero
 	// time if never.
 	LastUsedAt time.Time
-	// RevokedAt is when the key was revoked or, for a key whose revocation
-	// is scheduled (the old key of a roll, during its overlap), when it
-	// will be: the key is refused from that time on. It is the zero time
-	// while neither.
+	// RevokedAt is when the key was revoked, or the zero time while it is
+	// not. A revoked key is refused whatever the clock of the verifier.
 	RevokedAt time.Time
+	// RevokesAt is the key's scheduled revocation (the old key of a roll:
+	// the end of the overlap), or the zero time. The key is refused from
+	// that time on, by the clock of each verifier.
+	RevokesAt time.Time
 	// Scopes are what the key may do: a key with scopes may call an
 	// endpoint only when it holds that endpoint's scope (CheckScopes). Nil
 	// or empty means the key may do everything a key may do. Stores return
@@ -99,15 +101,24 @@ type APIKey struct {
 	RolledTo string
 }
 
-// Revoked reports whether k has a revocation time, past or scheduled: a
-// key scheduled to be revoked counts as revoked here. Callers that know the
-// time use RevokedBy or ValidAt.
+// Revoked reports whether k has been revoked (RevokedAt). A scheduled
+// revocation that has come is not seen here: callers that know the time use
+// RevokedBy or ValidAt.
 func (k APIKey) Revoked() bool { return !k.RevokedAt.IsZero() }
 
-// RevokedBy reports whether k's revocation, immediate or scheduled, has
-// taken effect at now: its RevokedAt is set and not after now.
+// RevokedBy reports whether k is revoked at now: it was revoked, or its
+// scheduled revocation is not after now.
 func (k APIKey) RevokedBy(now time.Time) bool {
-	return !k.RevokedAt.IsZero() && !now.Before(k.RevokedAt)
+	return !k.RevokedAt.IsZero() || !k.RevokesAt.IsZero() && !now.Before(k.RevokesAt)
+}
+
+// StopsAt is when k stops being valid by revocation: RevokedAt, else
+// RevokesAt (either may be the zero time).
+func (k APIKey) StopsAt() time.Time {
+	if !k.RevokedAt.IsZero() {
+		return k.RevokedAt
+	}
+	return k.RevokesAt
 }
 
 // ExpiredBy reports whether k has an expiry and it is not after now.
@@ -120,7 +131,9 @@ func (k APIKey) ValidAt(now time.Time) bool { return !k.RevokedBy(now) && !k.Exp
 
 // RevocationScheduled reports whether k's revocation is scheduled after
 // now (a roll's overlap is running).
-func (k APIKey) RevocationScheduled(now time.Time) bool { return now.Before(k.RevokedAt) }
+func (k APIKey) RevocationScheduled(now time.Time) bool {
+	return k.RevokedAt.IsZero() && now.Before(k.RevokesAt)
+}
 
 // SigningKey is one of a project's Ed25519 signing keys. Its private key is
 // held only encrypted, by package keys; a store never sees it in plain text.

@@ -237,7 +237,7 @@ func CheckContact(c Contact) error {
 
 // CheckAPIKey checks an API key record to create: project, id, name,
 // scopes (CheckScopes), CreatedAt set, ExpiresAt zero or after CreatedAt,
-// LastUsedAt and RevokedAt zero, RolledFrom and RolledTo empty (a roll
+// LastUsedAt, RevokedAt and RevokesAt zero, RolledFrom and RolledTo empty (a roll
 // sets them, see CheckRoll).
 func CheckAPIKey(k APIKey) error {
 	var exp, rolled error
@@ -255,6 +255,7 @@ func CheckAPIKey(k APIKey) error {
 		exp, rolled,
 		zeroTime("last used at", k.LastUsedAt),
 		zeroTime("revoked at", k.RevokedAt),
+		zeroTime("revokes at", k.RevokesAt),
 	)
 }
 

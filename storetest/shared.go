@@ -369,7 +369,7 @@ func testSharedRoll(t *testing.T, a, b store.Store) {
 	require.NoError(t, err)
 	got := mustGetAPIKey(t, b, projA, k.ID)
 	require.Equal(t, "key_shared_next", got.RolledTo, "b.GetAPIKey().RolledTo after a.RollAPIKey")
-	wantTime(t, due, got.RevokedAt, "b.GetAPIKey().RevokedAt after a.RollAPIKey")
+	wantTime(t, due, got.RevokesAt, "b.GetAPIKey().RevokesAt after a.RollAPIKey")
 	require.Equal(t, k.ID, mustGetAPIKey(t, b, projA, "key_shared_next").RolledFrom)
 	_, err = b.RollAPIKey(t.Context(), projA, k.ID, successorOf(k, "key_other", now), due)
 	require.ErrorIs(t, err, store.ErrConflict, "b.RollAPIKey of a key a rolled")

@@ -16,7 +16,7 @@ import (
 
 const (
 	apiKeyColumns = `project_id, id, name, created_by, signing_key_id, created_at, last_used_at, revoked_at,
-	scopes, expires_at, rolled_from, rolled_to`
+	scopes, expires_at, rolled_from, rolled_to, revokes_at`
 	createAPIKeySQL = `INSERT INTO api_keys (project_id, id, name, created_by, signing_key_id, created_at,
 	scopes, expires_at, rolled_from)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
@@ -32,8 +32,8 @@ const (
 	listAPIKeysBelowSQL = ` AND name < %s COLLATE "C"`
 	listAPIKeysAfterSQL = ` AND (created_at, id) > (%s, %s)`
 	listAPIKeysOrderSQL = ` ORDER BY created_at, id LIMIT %s`
-	revokeAPIKeySQL     = `UPDATE api_keys SET revoked_at = $3 WHERE project_id = $1 AND id = $2`
-	rollAPIKeySQL       = `UPDATE api_keys SET rolled_to = $3, revoked_at = $4 WHERE project_id = $1 AND id = $2`
+	revokeAPIKeySQL     = `UPDATE api_keys SET revoked_at = $3, revokes_at = NULL WHERE project_id = $1 AND id = $2`
+	rollAPIKeySQL       = `UPDATE api_keys SET rolled_to = $3, revokes_at = $4 WHERE project_id = $1 AND id = $2`
 	// touchAPIKeySQL writes only when it moves LastUsedAt forward, so a
 	// key used by many requests at once does not queue writes on its row.
 	touchAPIKeySQL = `UPDATE api_keys SET last_used_at = $3
@@ -111,8 +111,8 @@ func (s *Store) ListAPIKeysPage(ctx context.Context, projectID, namePrefix strin
 // RevokeAPIKey sets the key's RevokedAt to at and adds one revocation of
 // kind store.RevokedAPIKey to the project's feed, in one transaction.
 // Revoking a revoked key succeeds, keeps the first revocation time and adds
-// nothing; a key whose revocation is scheduled after at (and not yet in the
-// feed) is revoked at at, its scheduled item replaced. It returns an error matching
+// nothing; a key whose scheduled revocation is after at is revoked at at,
+// its scheduled item replaced. It returns an error matching
 // store.ErrNotFound for an unknown key and store.ErrInvalid for a zero at.
 func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "revoke api key"
@@ -131,11 +131,9 @@ func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.
 		if k.RevokedBy(at) {
 			return nil
 		}
-		if k.Revoked() {
-			// Revoked already, unless its revocation is still scheduled
-			// (a roll's overlap): then it happens at at instead.
-			tag, err := tx.Exec(ctx, unscheduleRevocationSQL, projectID, k.RevokedAt, id)
-			if err != nil || tag.RowsAffected() == 0 {
+		if !k.RevokesAt.IsZero() {
+			// Scheduled later: the revocation happens at at instead.
+			if _, err := tx.Exec(ctx, unscheduleRevocationSQL, projectID, k.RevokesAt, id); err != nil {
 				return err
 			}
 		}
@@ -170,14 +168,21 @@ func (s *Store) RollAPIKey(ctx context.Context, projectID, id string, next store
 		if _, err := tx.Exec(ctx, createAPIKeySQL, createAPIKeyArgs(next)...); err != nil {
 			return err
 		}
+		k.RolledTo = next.ID
+		if !due.After(now) {
+			if _, err := tx.Exec(ctx, rollAPIKeySQL, projectID, id, next.ID, nil); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, revokeAPIKeySQL, projectID, id, due); err != nil {
+				return err
+			}
+			k.RevokedAt, old = due, k
+			return addRevocation(ctx, tx, projectID, store.RevokedAPIKey, id, due)
+		}
 		if _, err := tx.Exec(ctx, rollAPIKeySQL, projectID, id, next.ID, due); err != nil {
 			return err
 		}
-		k.RolledTo, k.RevokedAt = next.ID, due
-		old = k
-		if !due.After(now) {
-			return addRevocation(ctx, tx, projectID, store.RevokedAPIKey, id, due)
-		}
+		k.RevokesAt, old = due, k
 		_, err = tx.Exec(ctx, scheduleRevocationSQL, projectID, due, id, string(store.RevokedAPIKey))
 		return err
 	})
@@ -228,16 +233,17 @@ func createAPIKeyArgs(k store.APIKey) []any {
 
 func scanAPIKey(row rowScanner) (store.APIKey, error) {
 	var k store.APIKey
-	var used, revoked, expires pgtype.Timestamptz
+	var used, revoked, expires, revokes pgtype.Timestamptz
 	var scopes string
 	if err := row.Scan(&k.ProjectID, &k.ID, &k.Name, &k.CreatedBy, &k.SigningKeyID,
-		&k.CreatedAt, &used, &revoked, &scopes, &expires, &k.RolledFrom, &k.RolledTo); err != nil {
+		&k.CreatedAt, &used, &revoked, &scopes, &expires, &k.RolledFrom, &k.RolledTo, &revokes); err != nil {
 		return store.APIKey{}, err
 	}
 	k.CreatedAt = k.CreatedAt.UTC()
 	k.LastUsedAt = fromNullDBTime(used)
 	k.RevokedAt = fromNullDBTime(revoked)
 	k.ExpiresAt = fromNullDBTime(expires)
+	k.RevokesAt = fromNullDBTime(revokes)
 	k.Scopes = store.ScopesOf(scopes)
 	return k, nil
 }

@@ -17,7 +17,7 @@ const (
 	createAPIKeySQL = `INSERT INTO api_keys (id, project_id, name, created_by, signing_key_id, created_at, scopes, expires_at, rolled_from)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	apiKeyColumns = `id, project_id, name, created_by, signing_key_id, created_at, last_used_at, revoked_at,
-scopes, expires_at, rolled_from, rolled_to`
+scopes, expires_at, rolled_from, rolled_to, revokes_at`
 	getAPIKeySQL  = `SELECT ` + apiKeyColumns + ` FROM api_keys WHERE id = ? AND project_id = ?`
 	listAPIKeySQL = `SELECT ` + apiKeyColumns + ` FROM api_keys WHERE project_id = ?
 ORDER BY created_at, id`
@@ -32,10 +32,10 @@ ORDER BY created_at, id`
 	// revokeAPIKeySQL revokes a key that is not revoked, or whose
 	// revocation is scheduled after the time given; apiKeyRevokedSQL
 	// tells a revoked key from an unknown one first.
-	apiKeyRevokedSQL = `SELECT revoked_at FROM api_keys WHERE id = ? AND project_id = ?`
-	revokeAPIKeySQL  = `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND project_id = ?`
+	apiKeyRevokedSQL = `SELECT revoked_at, revokes_at FROM api_keys WHERE id = ? AND project_id = ?`
+	revokeAPIKeySQL  = `UPDATE api_keys SET revoked_at = ?, revokes_at = NULL WHERE id = ? AND project_id = ?`
 	// rollAPIKeySQL marks the rolled key, only if no roll did first.
-	rollAPIKeySQL = `UPDATE api_keys SET rolled_to = ?, revoked_at = ?
+	rollAPIKeySQL = `UPDATE api_keys SET rolled_to = ?, revokes_at = ?
 WHERE id = ? AND project_id = ? AND rolled_to = ''`
 	// touchAPIKeySQL changes nothing (and writes nothing) when the key was
 	// already used at or after the time given; existsAPIKeySQL then tells
@@ -131,8 +131,8 @@ func (s *Store) ListAPIKeysPage(ctx context.Context, projectID, namePrefix strin
 // RevokeAPIKey sets the key's RevokedAt to at and adds one revocation of
 // kind store.RevokedAPIKey to the project's feed, in one write transaction.
 // Revoking a revoked key succeeds, keeps the first revocation time and adds
-// nothing; a key whose revocation is scheduled after at (and not yet in the
-// feed) is revoked at at, its scheduled item replaced. It returns an error matching
+// nothing; a key whose scheduled revocation is after at is revoked at at,
+// its scheduled item replaced. It returns an error matching
 // store.ErrNotFound for an unknown key and store.ErrInvalid for a zero at.
 func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "revoke api key"
@@ -141,19 +141,18 @@ func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.
 	}
 	us := dbTime(at)
 	err := s.writeTx(ctx, func(t *wtx) error {
-		var revoked bool
-		var revokedAt int64
+		var revoked, scheduled bool
+		var revokesAt int64
 		err := t.queryRow(apiKeyRevokedSQL, func(st *sqlite.Stmt) error {
-			revoked, revokedAt = !st.ColumnIsNull(0), st.ColumnInt64(0)
+			revoked, scheduled, revokesAt = !st.ColumnIsNull(0), !st.ColumnIsNull(1), st.ColumnInt64(1)
 			return nil
 		}, id, projectID)
-		if err != nil || revoked && revokedAt <= us {
+		if err != nil || revoked || scheduled && revokesAt <= us {
 			return err
 		}
-		if revoked {
-			// Revoked already, unless its revocation is still scheduled
-			// (a roll's overlap): then it happens at at instead.
-			if n, err := t.exec(unscheduleRevocationSQL, projectID, revokedAt, id); err != nil || n == 0 {
+		if scheduled {
+			// Scheduled later: the revocation happens at at instead.
+			if _, err := t.exec(unscheduleRevocationSQL, projectID, revokesAt, id); err != nil {
 				return err
 			}
 		}
@@ -192,13 +191,23 @@ func (s *Store) RollAPIKey(ctx context.Context, projectID, id string, next store
 		if _, err := t.exec(createAPIKeySQL, createAPIKeyArgs(next)...); err != nil {
 			return err
 		}
-		if n, err := t.exec(rollAPIKeySQL, next.ID, due, id, projectID); err != nil || n == 0 {
+		scheduled := due > dbTime(now)
+		var revokesAt any
+		if scheduled {
+			revokesAt = due
+		}
+		if n, err := t.exec(rollAPIKeySQL, next.ID, revokesAt, id, projectID); err != nil || n == 0 {
 			return errors.Join(err, fmt.Errorf("rolled already: %w", store.ErrConflict))
 		}
-		old.RolledTo, old.RevokedAt = next.ID, fromDBTime(due)
-		if due <= dbTime(now) {
+		old.RolledTo = next.ID
+		if !scheduled {
+			if _, err := t.exec(revokeAPIKeySQL, due, id, projectID); err != nil {
+				return err
+			}
+			old.RevokedAt = fromDBTime(due)
 			return t.addRevocation(projectID, store.RevokedAPIKey, id, due)
 		}
+		old.RevokesAt = fromDBTime(due)
 		if _, err := t.exec(scheduleRevocationSQL, projectID, due, id, string(store.RevokedAPIKey)); err != nil {
 			return err
 		}
@@ -249,5 +258,6 @@ func scanAPIKey(st *sqlite.Stmt) store.APIKey {
 		ExpiresAt:    columnNullTime(st, 9),
 		RolledFrom:   st.ColumnText(10),
 		RolledTo:     st.ColumnText(11),
+		RevokesAt:    columnNullTime(st, 12),
 	}
 }
