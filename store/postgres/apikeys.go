@@ -176,13 +176,15 @@ func (s *Store) RollAPIKey(ctx context.Context, projectID, id string, next store
 			if _, err := tx.Exec(ctx, revokeAPIKeySQL, projectID, id, due); err != nil {
 				return err
 			}
-			k.RevokedAt, old = due, k
+			k.RevokedAt = due
+			old = k
 			return addRevocation(ctx, tx, projectID, store.RevokedAPIKey, id, due)
 		}
 		if _, err := tx.Exec(ctx, rollAPIKeySQL, projectID, id, next.ID, due); err != nil {
 			return err
 		}
-		k.RevokesAt, old = due, k
+		k.RevokesAt = due
+		old = k
 		_, err = tx.Exec(ctx, scheduleRevocationSQL, projectID, due, id, string(store.RevokedAPIKey))
 		return err
 	})
