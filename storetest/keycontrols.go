@@ -156,6 +156,10 @@ func testKeyListPage(t *testing.T, s store.Store) {
 	require.Empty(t, page.Items, "ListAPIKeysPage of an unknown project")
 	_, err = s.ListAPIKeysPage(t.Context(), projA, "", paginate.Request{Limit: 0})
 	require.ErrorIs(t, err, store.ErrInvalid, "ListAPIKeysPage with limit 0")
+	_, err = s.ListAPIKeysPage(t.Context(), "Not A Slug", "", paginate.Request{Limit: 5})
+	require.ErrorIs(t, err, store.ErrInvalid, "ListAPIKeysPage of a project id that is not a slug")
+	_, err = s.NextScheduledRevocation(t.Context(), "Not A Slug")
+	require.ErrorIs(t, err, store.ErrInvalid, "NextScheduledRevocation of a project id that is not a slug")
 }
 
 // RollAPIKey records the successor with the old key's name and scopes and
