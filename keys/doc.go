@@ -31,8 +31,13 @@
 //
 //   - a login token ([Keyring.MintLoginToken]) has sub "usr_...", exp =
 //     iat + 86400 s, and the user's tags in "tags";
-//   - an API key token ([APIKeys.Create]) has sub "key_..." and no exp; it
-//     is valid until the key is revoked or its signing key retired.
+//   - an API key token ([APIKeys.Create], [APIKeys.CreateKey]) has sub
+//     "key_...", its scopes in "scope" (space-separated, RFC 8693 4.2;
+//     absent for a key that may do everything) and, for a key created
+//     with an expiry, exp; it is valid until it expires (no leeway), the
+//     key is revoked (at once, or at the end of a roll's overlap,
+//     [APIKeys.Roll]) or its signing key retired. [RequireScope] guards a
+//     route by scope.
 //
 // # Verifying
 //

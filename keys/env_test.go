@@ -185,8 +185,14 @@ func newEnv(t testing.TB, vopts *keys.VerifierOptions, projects ...string) *env 
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"project": p.ProjectID, "subject": p.Subject, "kind": p.Kind.String(), "tags": p.Tags,
+			"scopes": p.Scopes,
 		})
 	}))
+	// reports stands for a host app's route that requires a scope.
+	reports := e.v.Middleware(keys.RequireScope("reports:read")(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"reports":[]}`)
+	})))
 	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/noproject/v1/whoami" {
 			whoami.ServeHTTP(w, r)
@@ -203,6 +209,8 @@ func newEnv(t testing.TB, vopts *keys.VerifierOptions, projects ...string) *env 
 			introspect.ServeHTTP(w, r)
 		case "v1/whoami":
 			whoami.ServeHTTP(w, r)
+		case "v1/reports":
+			reports.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -214,7 +222,7 @@ func newEnv(t testing.TB, vopts *keys.VerifierOptions, projects ...string) *env 
 		// the middleware; benchmarks measure the server alone.
 		openapitest.New(t, &openapitest.Options{
 			ProjectPrefix: "/p/",
-			Unchecked:     []string{"/v1/whoami", "/noproject/v1/whoami"},
+			Unchecked:     []string{"/v1/whoami", "/noproject/v1/whoami", "/v1/reports"},
 		}).WrapClient(e.srv.Client())
 	}
 	return e

@@ -265,15 +265,37 @@ func (k *Keyring) MintLoginToken(ctx context.Context, projectID string, u store.
 // jti, and no exp. It does not record the key; [APIKeys.Create] does both.
 // keyID must start with "key_", else the error matches store.ErrInvalid.
 func (k *Keyring) MintAPIKeyToken(ctx context.Context, projectID, keyID string) (token, kid string, err error) {
+	return k.MintScopedAPIKeyToken(ctx, projectID, keyID, nil, time.Time{})
+}
+
+// MintScopedAPIKeyToken is MintAPIKeyToken for a key with scopes (the
+// claim scope, the names separated by spaces; none when scopes is empty)
+// and an expiry (the claim exp, in whole seconds; none for the zero time).
+// Scopes that store.CheckScopes refuses, or an expiry not after now, give
+// an error matching store.ErrInvalid.
+func (k *Keyring) MintScopedAPIKeyToken(ctx context.Context, projectID, keyID string, scopes []string, expiresAt time.Time) (token, kid string, err error) {
 	if !strings.HasPrefix(keyID, apiKeyPrefix) || len(keyID) > maxSubjectLen {
 		return "", "", fmt.Errorf("keys: mint API key token: id %q is not an API key id: %w", keyID, store.ErrInvalid)
 	}
+	if err := store.CheckScopes(scopes); err != nil {
+		return "", "", fmt.Errorf("keys: mint API key token: %w", err)
+	}
+	iat := jwt.NewNumericDate(k.now())
+	var exp *jwt.NumericDate
+	if !expiresAt.IsZero() {
+		exp = jwt.NewNumericDate(expiresAt)
+		if !exp.After(iat.Time) {
+			return "", "", fmt.Errorf("keys: mint API key token: expiry not after issue: %w", store.ErrInvalid)
+		}
+	}
 	tok, kid, err := k.mint(ctx, projectID, &mintClaims{
-		Issuer:   k.issuer(projectID),
-		Audience: projectID,
-		Subject:  keyID,
-		IssuedAt: jwt.NewNumericDate(k.now()),
-		ID:       newJTI(),
+		Issuer:    k.issuer(projectID),
+		Audience:  projectID,
+		Subject:   keyID,
+		IssuedAt:  iat,
+		ExpiresAt: exp,
+		ID:        newJTI(),
+		Scope:     strings.Join(scopes, " "),
 	})
 	if err != nil {
 		return "", "", fmt.Errorf("keys: mint API key token: %w", err)

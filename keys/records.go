@@ -23,9 +23,11 @@ type signingRecord struct {
 
 // apiKeyRecord is what the verifier needs of an API key's record.
 type apiKeyRecord struct {
-	tag      uint64 // change version read before the record was
-	revoked  bool
-	lastUsed time.Time
+	tag       uint64 // change version read before the record was
+	revoked   bool
+	revokesAt time.Time // the scheduled revocation (a roll's overlap), or zero
+	expiresAt time.Time // the key's expiry, or zero (the token's exp says it too)
+	lastUsed  time.Time
 }
 
 // sessionRecord is what the verifier needs of a session's record.
@@ -41,7 +43,7 @@ func signingRecordOf(k store.SigningKey, tag uint64) signingRecord {
 
 // apiKeyRecordOf is the record of k, read at change version tag.
 func apiKeyRecordOf(k store.APIKey, tag uint64) apiKeyRecord {
-	return apiKeyRecord{tag: tag, revoked: k.Revoked(), lastUsed: k.LastUsedAt}
+	return apiKeyRecord{tag: tag, revoked: k.Revoked(), revokesAt: k.RevokesAt, expiresAt: k.ExpiresAt, lastUsed: k.LastUsedAt}
 }
 
 // The refusals of a token whose record does not exist (never created, of

@@ -256,6 +256,9 @@ func principalOf(projectID string, c *Claims) Principal {
 	if p.Kind == KindUser && len(c.Tags) > 0 {
 		p.Tags = slices.Clone(c.Tags)
 	}
+	if p.Kind == KindAPIKey && len(c.Scopes) > 0 {
+		p.Scopes = slices.Clone(c.Scopes)
+	}
 	return p
 }
 
@@ -363,11 +366,20 @@ func (v *Verifier) checkAPIKey(ctx context.Context, projectID, id string, now ti
 	return v.useAPIKey(ctx, k, r, now, touch)
 }
 
-// useAPIKey refuses the API key k if its record r says it is revoked, and,
-// if touch, records its use at most once per TouchInterval.
+// useAPIKey refuses the API key k if its record r says it is revoked, or
+// its scheduled revocation has come at now (a roll's overlap ends here, at
+// its time, on every instance: no process needs to be awake when it falls
+// due), or it has expired, and, if
+// touch, records its use at most once per TouchInterval.
 func (v *Verifier) useAPIKey(ctx context.Context, k recordKey, r apiKeyRecord, now time.Time, touch bool) error {
 	if r.revoked {
 		return revoked("revoked API key")
+	}
+	if !r.revokesAt.IsZero() && !now.Before(r.revokesAt) {
+		return revoked("rolled API key past its overlap")
+	}
+	if !r.expiresAt.IsZero() && !now.Before(r.expiresAt) {
+		return expired("expired API key")
 	}
 	if touch && now.Sub(r.lastUsed) >= v.touchInterval && v.claimTouch(k, now) {
 		if err := v.st.TouchAPIKey(ctx, k.project, k.id, now); err != nil && !errors.Is(err, store.ErrNotFound) {

@@ -11,6 +11,9 @@
 // one beyond is answered at once. Items are kept in
 // the store, so a reader that reconnects with its last cursor misses
 // nothing, whichever instance or process made the revocation.
+//
+// The old key of a roll is listed when its overlap ends, with that time as
+// revoked_at, never before: a long poll wakes at that time.
 package revocations
 
 import (
@@ -188,8 +191,16 @@ func (f *Feed) read(w http.ResponseWriter, r *http.Request, project string, req 
 		if err != nil || len(page.Items) > 0 || !time.Now().Before(deadline) {
 			return page, err
 		}
+		// A scheduled revocation (a roll's overlap) commits nothing when it
+		// falls due, so no watcher wakes: wake at its time, and the next
+		// read lists it.
+		due, err := f.dueTimer(ctx, project, deadline)
+		if err != nil {
+			return page, err
+		}
 		select {
 		case <-woke:
+		case <-due:
 		case <-timer.C:
 			return f.st.ListRevocations(ctx, project, req)
 		case <-f.stopped:
@@ -221,6 +232,21 @@ func (f *Feed) holdWait(ctx context.Context, project string) (release func(), ok
 			delete(f.waits, key)
 		}
 	}, true
+}
+
+// dueTimer returns a channel that receives when the project's next
+// scheduled revocation falls due, if that is before deadline; otherwise a
+// nil channel, which never receives.
+func (f *Feed) dueTimer(ctx context.Context, project string, deadline time.Time) (<-chan time.Time, error) {
+	next, err := f.st.NextScheduledRevocation(ctx, project)
+	if err != nil || next.IsZero() || !next.Before(deadline) {
+		return nil, err
+	}
+	// A millisecond past it, so that the clock the store lists by has
+	// reached it.
+	t := time.NewTimer(time.Until(next) + time.Millisecond)
+	context.AfterFunc(ctx, func() { t.Stop() })
+	return t.C, nil
 }
 
 // wake returns a channel closed when the feed may have a new item.

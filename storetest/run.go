@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Users", userCases()},
 		{"Contacts", contactCases()},
 		{"APIKeys", apiKeyCases()},
+		{"APIKeyControls", keyControlCases()},
 		{"SigningKeys", signingKeyCases()},
 		{"Refresh", refreshCases()},
 		{"Revocations", revocationCases()},

@@ -468,7 +468,7 @@ func TestE2E_revocationByTheCLIWhileServing(t *testing.T) {
 
 	listed := ok(t, dir, "", "key list", "-project", "default")
 	require.Len(t, listed, 1)
-	assert.ElementsMatch(t, []string{"id", "name", "created_at", "last_used_at", "revoked_at"}, memberNames(listed[0]))
+	assert.ElementsMatch(t, []string{"id", "name", "created_at", "last_used_at", "revoked_at", "scopes", "expires_at", "revokes_at"}, memberNames(listed[0]))
 	assert.Nil(t, listed[0]["revoked_at"])
 
 	revoked := ok(t, dir, "", "key revoke", "-project", "default", key["id"].(string))

@@ -163,7 +163,8 @@ const usageText = `usage:
   server user list      [-data DIR] [-db URL] -project P [-email-prefix S]
   server contact create [-data DIR] [-db URL] -project P -name N
   server contact seed   [-data DIR] [-db URL] -project P -n N
-  server key create     [-data DIR] [-db URL] [-public-url URL] -project P -name N
+  server key create     [-data DIR] [-db URL] [-public-url URL] -project P -name N [-scope S]... [-expires-in D]
+  server key roll       [-data DIR] [-db URL] [-public-url URL] -project P [-overlap D] ID
   server key list       [-data DIR] [-db URL] -project P
   server key revoke     [-data DIR] [-db URL] -project P ID
   server key rotate-signing [-data DIR] [-db URL] -project P [-alg EdDSA|ES256|RS256]
@@ -197,6 +198,8 @@ func lookup(name string) command {
 		return cmdContactSeed
 	case "key create":
 		return cmdKeyCreate
+	case "key roll":
+		return cmdKeyRoll
 	case "key list":
 		return cmdKeyList
 	case "key revoke":

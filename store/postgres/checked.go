@@ -213,8 +213,8 @@ func (f *tokenRecordsField) ScanIndex(i int) any {
 }
 
 // recordsRow is the record latchkey_token_records returns: true, then the
-// columns of the signing key, the API key and the session, each NULL where
-// the join found no row.
+// columns of the signing key, the API key and the session, then the API
+// key's scheduled revocation, each NULL where the join found no row.
 type recordsRow struct {
 	present                      bool
 	skID                         pgtype.Text
@@ -227,6 +227,7 @@ type recordsRow struct {
 	fGen                         pgtype.Int8
 	fIssued, fExpires, fAt       pgtype.Timestamptz
 	fEnds, fRevoked              pgtype.Timestamptz
+	akRevokes                    pgtype.Timestamptz // migration 0005
 }
 
 // dest returns the scan destinations of the row's fields, in order.
@@ -236,6 +237,7 @@ func (r *recordsRow) dest() []any {
 		&r.skID, &r.skPub, &r.skSealed, &r.skAt, &r.skRetired, &r.skAlg,
 		&r.akID, &r.akName, &r.akBy, &r.akSigner, &r.akAt, &r.akUsed, &r.akRevoked,
 		&r.fID, &r.fUser, &r.fGen, &r.fIssued, &r.fExpires, &r.fAt, &r.fEnds, &r.fRevoked,
+		&r.akRevokes,
 	}
 }
 
@@ -254,6 +256,7 @@ func (r *recordsRow) records(projectID string) store.TokenRecords {
 			ID: r.akID.String, ProjectID: projectID, Name: r.akName.String, CreatedBy: r.akBy.String,
 			SigningKeyID: r.akSigner.String, CreatedAt: r.akAt.Time.UTC(),
 			LastUsedAt: fromNullDBTime(r.akUsed), RevokedAt: fromNullDBTime(r.akRevoked),
+			RevokesAt: fromNullDBTime(r.akRevokes),
 		}
 	}
 	if r.fID.Valid {

@@ -53,6 +53,9 @@ func TestMigrate_From0001(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, k.CreatedBy)
 	assert.Empty(t, k.SigningKeyID)
+	assert.Equal(t, []string{}, k.Scopes, "an old key has no scopes")
+	assert.True(t, k.ExpiresAt.IsZero(), "an old key is permanent")
+	assert.Empty(t, k.RolledTo)
 	f, err := s.GetRefreshFamily(ctx, "p", "rf_1")
 	require.NoError(t, err)
 	assert.True(t, f.EndsAt.IsZero())
@@ -80,4 +83,6 @@ func TestMigrate_From0001(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, revs.Items, 1)
 	assert.Equal(t, store.RevokedUser, revs.Items[0].Kind)
+	_, err = s.RollAPIKey(ctx, "p", "key_1", store.APIKey{ID: "key_2", ProjectID: "p", Name: "k", CreatedAt: at}, at.Add(time.Hour))
+	require.NoError(t, err, "an old key rolls")
 }
