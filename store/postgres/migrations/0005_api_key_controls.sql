@@ -26,8 +26,9 @@ CREATE TABLE scheduled_revocations (
     PRIMARY KEY (project_id, due_at, subject)
 );
 
--- The records a bearer token depends on (0003) gain the API key's
--- scheduled revocation, as the record's last field.
+-- The records a bearer token depends on (0003, with the signing key's
+-- algorithm since 0004) gain the API key's scheduled revocation, as the
+-- record's last field.
 CREATE OR REPLACE FUNCTION latchkey_token_records(
     in_project text, in_signing_key text, in_api_key text, in_session text
 ) RETURNS record
@@ -37,7 +38,7 @@ DECLARE
     r record;
 BEGIN
     SELECT true,
-        sk.id, sk.public_key, sk.encrypted_private_key, sk.created_at, sk.retired_at,
+        sk.id, sk.public_key, sk.encrypted_private_key, sk.created_at, sk.retired_at, sk.alg,
         ak.id, ak.name, ak.created_by, ak.signing_key_id, ak.created_at, ak.last_used_at, ak.revoked_at,
         f.id, f.user_id, f.generation, f.issued_at, f.expires_at, f.created_at, f.ends_at, f.revoked_at,
         ak.revokes_at
