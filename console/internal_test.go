@@ -155,7 +155,7 @@ func TestActionLabels(t *testing.T) {
 		assert.Equal(t, a.Label, label)
 	}
 	for _, a := range []string{store.ActionSignIn, store.ActionSignInFailed, store.ActionSignOut, store.ActionAPIKeyCreate,
-		store.ActionAPIKeyRevoke, store.ActionSigningRotate, store.ActionSigningRetire, store.ActionUserCreate,
+		store.ActionAPIKeyRevoke, store.ActionSigningCreate, store.ActionSigningRotate, store.ActionSigningRetire, store.ActionUserCreate,
 		store.ActionUserUpdate, store.ActionUserPassword, store.ActionUserDisable, store.ActionUserEnable,
 		store.ActionSessionLogout, store.ActionSessionReplayed} {
 		assert.True(t, seen[a], "the filter offers %s", a)

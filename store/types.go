@@ -288,6 +288,7 @@ const (
 	ActionSignOut         = "console.signout"
 	ActionAPIKeyCreate    = "apikey.create"
 	ActionAPIKeyRevoke    = "apikey.revoke"
+	ActionSigningCreate   = "signingkey.create"
 	ActionSigningRotate   = "signingkey.rotate"
 	ActionSigningRetire   = "signingkey.retire"
 	ActionUserCreate      = "user.create"
