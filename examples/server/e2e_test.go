@@ -720,6 +720,7 @@ func TestE2E_demo(t *testing.T) {
 	assert.Len(t, ids, 1000)
 	require.NoError(t, s.stop())
 	assert.Contains(t, s.stderr.String(), "curl")
+	assert.Contains(t, s.stderr.String(), "The web console (API keys, Signing keys, Users, Audit log): "+s.base+"/console/")
 
 	// A second -demo run seeds nothing and shows no password.
 	s = startServer(t, dir, "-demo")
@@ -732,6 +733,8 @@ func TestE2E_demo(t *testing.T) {
 	assert.NotContains(t, s.stderr.String(), password)
 	tok, _ = s.login("", "admin@example.com", password)
 	assert.Len(t, s.pageAll("", tok, 100, nil), 1000)
+	require.NoError(t, s.stop())
+	assert.Contains(t, s.stderr.String(), "The web console (API keys, Signing keys, Users, Audit log): "+s.base+"/console/")
 }
 
 func TestE2E_demoWalkthroughAsPasted(t *testing.T) {
