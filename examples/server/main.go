@@ -23,7 +23,12 @@
 //
 // Flags come before positional arguments. Every command prints JSON, one
 // object per line, on stdout; errors go to stderr with exit status 1 (2 for
-// a usage error).
+// a usage error). COMMAND -h prints the command's usage and flags, with
+// their defaults, on stderr.
+//
+// Only serve and project create start a new deployment where -data or -db
+// holds none; every other command then fails, saying where it looked, and
+// creates nothing (no directory, master key or database).
 //
 // # Storage and master key
 //
@@ -133,6 +138,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
+		var help *helpRequest
+		if errors.As(err, &help) {
+			help.print(stderr)
+		}
 		return 0
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(stderr, "latchkey: %v\n", err)
@@ -211,6 +220,7 @@ func dispatch(ctx context.Context, env *env, args []string) error {
 			fmt.Fprint(env.stderr, usageText)
 			return flag.ErrHelp
 		}
+		env.creates = createsData("serve")
 		return cmdServe(ctx, env, args)
 	}
 	if args[0] == "help" {
@@ -218,10 +228,12 @@ func dispatch(ctx context.Context, env *env, args []string) error {
 		return nil
 	}
 	if cmd := lookup(args[0]); cmd != nil {
+		env.creates = createsData(args[0])
 		return cmd(ctx, env, args[1:])
 	}
 	if len(args) >= 2 {
 		if cmd := lookup(args[0] + " " + args[1]); cmd != nil {
+			env.creates = createsData(args[0] + " " + args[1])
 			return cmd(ctx, env, args[2:])
 		}
 	}
