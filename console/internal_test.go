@@ -134,7 +134,8 @@ func TestNewPager(t *testing.T) {
 }
 
 func TestMessagesMatchLimits(t *testing.T) {
-	assert.Contains(t, msgBadPassword, strconv.Itoa(identity.MaxPasswordLen))
+	assert.Equal(t, "Password shorter than "+strconv.Itoa(identity.MinPasswordChars)+" characters.", passwordError("short"))
+	assert.Equal(t, "Password longer than "+strconv.Itoa(identity.MaxPasswordLen)+" bytes.", passwordError(strings.Repeat("p", identity.MaxPasswordLen+1)))
 	assert.Contains(t, msgSearchTooLong, strconv.Itoa(store.MaxEmailLen))
 }
 
