@@ -68,6 +68,15 @@ type UserStore interface {
 	// enabled user succeeds. It returns an error matching ErrNotFound for
 	// an unknown user.
 	EnableUser(ctx context.Context, projectID, id string) error
+	// EndUserSessions ends every session of the user at at, in one atomic
+	// write, as DisableUser does but leaving the user enabled: every
+	// session of the user that is not revoked is revoked at at, every
+	// console session of the user is deleted, and one revocation of kind
+	// RevokedUser is added to the project's feed (so that verifiers
+	// following the feed refuse the user's login tokens issued up to at).
+	// Sessions started afterwards are live. It returns an error matching
+	// ErrNotFound for an unknown user and ErrInvalid for a zero at.
+	EndUserSessions(ctx context.Context, projectID, id string, at time.Time) error
 }
 
 // ContactStore creates and lists contacts.
