@@ -144,6 +144,33 @@ func (us *Users) SetPassword(ctx context.Context, projectID, id, password string
 	return nil
 }
 
+// ResetPassword gives the user a new password and ends every session of
+// theirs at once, on every instance (refresh tokens and login tokens
+// alike, as Disable does, but the user stays enabled), and returns the user
+// as stored. The audit log records it as a password set
+// (store.ActionUserPassword). It returns an error matching
+// store.ErrInvalid and ErrPasswordPolicy for a password CheckPassword
+// refuses (before any change) and store.ErrNotFound for an unknown user.
+func (us *Users) ResetPassword(ctx context.Context, projectID, id, password string) (store.User, error) {
+	if err := CheckPassword(password); err != nil {
+		return store.User{}, err
+	}
+	hash, err := us.hasher.Hash(ctx, password)
+	if err != nil {
+		return store.User{}, fmt.Errorf("identity: hashing the password: %w", err)
+	}
+	// The hash first: a session started with the old password before it
+	// changed is ended by the next call.
+	if err := us.st.SetPasswordHash(ctx, projectID, id, hash); err != nil {
+		return store.User{}, fmt.Errorf("identity: setting the password: %w", err)
+	}
+	if err := us.st.EndUserSessions(ctx, projectID, id, us.now()); err != nil {
+		return store.User{}, fmt.Errorf("identity: ending the sessions: %w", err)
+	}
+	us.audit.Record(ctx, projectID, store.ActionUserPassword, id)
+	return us.st.GetUser(ctx, projectID, id)
+}
+
 // Disable disables the user now and returns the user as stored: they can no
 // longer sign in (login answers as for a wrong password), every session of
 // theirs ends at once on every instance (refresh tokens and login tokens
