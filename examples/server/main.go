@@ -14,6 +14,7 @@
 //	user disable   [-data DIR] [-db URL] -project P -email E
 //	user enable    [-data DIR] [-db URL] -project P -email E
 //	user list      [-data DIR] [-db URL] -project P [-email-prefix S]
+//	user set-password [-data DIR] [-db URL] -project P -email E   (password: first line of stdin; ends the user's sessions)
 //	contact create [-data DIR] [-db URL] -project P -name N
 //	contact seed   [-data DIR] [-db URL] -project P -n N
 //	key create     [-data DIR] [-db URL] [-public-url URL] -project P -name N
@@ -165,6 +166,7 @@ const usageText = `usage:
   server user disable   [-data DIR] [-db URL] -project P -email E
   server user enable    [-data DIR] [-db URL] -project P -email E
   server user list      [-data DIR] [-db URL] -project P [-email-prefix S]
+  server user set-password [-data DIR] [-db URL] -project P -email E   (password: first line of stdin; ends the user's sessions)
   server contact create [-data DIR] [-db URL] -project P -name N
   server contact seed   [-data DIR] [-db URL] -project P -n N
   server key create     [-data DIR] [-db URL] [-public-url URL] -project P -name N
@@ -191,6 +193,8 @@ func lookup(name string) command {
 		return cmdUserDisable
 	case "user enable":
 		return cmdUserEnable
+	case "user set-password":
+		return cmdUserSetPassword
 	case "user list":
 		return cmdUserList
 	case "audit list":
