@@ -214,7 +214,7 @@ type RefreshStore interface {
 // RevocationStore lists the revocation feed: what stopped being valid, in
 // the order it did. The items are added by the revoking methods
 // (RevokeAPIKey, RetireSigningKey, RevokeRefreshFamily, RotateRefresh on a
-// replay, DisableUser) in the same atomic write as the revocation.
+// replay, DisableUser, EndUserSessions) in the same atomic write as the revocation.
 type RevocationStore interface {
 	// ListRevocations returns at most req.Limit revocations of the project
 	// that sort strictly after req.After, in ascending (RevokedAt, ID)
