@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -132,7 +133,13 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	}
 	defer inst.Close()
 	if err := recordPublicURL(ctx, inst.st, public); err != nil {
-		return err
+		// A store that cannot take writes now (a standby, a read-only
+		// database) still serves: it answers 503 until it can, and the
+		// commands that mint go on using the URL recorded before.
+		if !errors.Is(err, store.ErrUnavailable) {
+			return err
+		}
+		logger.WarnContext(ctx, "the public URL is not recorded: the store cannot take writes now", "err", err)
 	}
 	if *demo {
 		if err := seedDemo(ctx, env, inst, &sf, baseURL); err != nil {
