@@ -131,9 +131,13 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 		return err
 	}
 	defer inst.Close()
-	if err := recordPublicURL(ctx, inst.st, public); err != nil {
+	// A store that takes no writes yet (a standby) gets the URL once it
+	// does; the server starts anyway and answers 503 meanwhile.
+	stopRecording, err := recordPublicURLWhenWritable(ctx, inst.st, public, logger)
+	if err != nil {
 		return err
 	}
+	defer stopRecording()
 	if *demo {
 		if err := seedDemo(ctx, env, inst, &sf, baseURL); err != nil {
 			return err
@@ -166,6 +170,7 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	if n := access.takeUnlogged(); n > 0 {
 		logger.Info("requests not logged", "unlogged", n)
 	}
+	stopRecording()
 	if err := inst.Close(); err != nil {
 		return fmt.Errorf("closing the store: %w", err)
 	}
