@@ -245,6 +245,11 @@ func TestCORS_unlistedOriginAndConsole(t *testing.T) {
 			st, h, _ = send(t, srv, "OPTIONS", "/p/acme"+p, "", "Origin", origin, "Access-Control-Request-Method", "GET")
 			require.Equal(t, http.StatusNoContent, st, p)
 			assert.Equal(t, "*", h.Get("Access-Control-Allow-Origin"), p)
+			// Always, their errors too: a method they do not serve.
+			st, h, _ = send(t, srv, "POST", "/p/acme"+p, "", "Origin", origin)
+			require.Equal(t, http.StatusMethodNotAllowed, st, p)
+			assert.NotEmpty(t, h.Get("Allow"), p)
+			assert.Equal(t, "*", h.Get("Access-Control-Allow-Origin"), p+" 405")
 		}
 	}
 }
