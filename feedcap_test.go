@@ -43,11 +43,19 @@ func TestFeed_LongPollsCappedPerKey(t *testing.T) {
 		return res, string(b), nil
 	}
 
-	// maxWaits long polls of key A, held until the test ends them.
+	// maxWaits long polls of key A, held until the test ends them. A probe
+	// below may take a slot before they do, and one of them is then
+	// answered at once: each polls again until the test ends them, so
+	// that they end up holding every slot.
 	held, endHeld := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for range maxWaits {
-		wg.Go(func() { _, _, _ = poll(held, keyA, 60) })
+		wg.Go(func() {
+			for held.Err() == nil {
+				_, _, _ = poll(held, keyA, 60)
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
 	}
 	// One more of key A is answered at once, once those are held; until
 	// then it may be held itself, so each try gives up after a while.
