@@ -94,7 +94,7 @@
 // MySQL has no notifications. [Store.WatchRevocations] polls: while anybody
 // waits, one goroutine per Store reads the sum of the projects' revocation
 // counts (one covering-index scan of a row per project) every
-// [Options].WatchInterval, 100 ms by default, and wakes the waiters when it
+// [Options].WatchInterval, 50 ms by default, and wakes the waiters when it
 // changes; a long-polling revocation feed thus sees a revocation made by
 // any instance within about one interval. It costs one small query per
 // interval per instance while feed requests wait, and nothing otherwise.

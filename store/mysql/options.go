@@ -56,10 +56,11 @@ type Options struct {
 const DefaultMaxConns = 16
 
 // DefaultWatchInterval is the revocation watcher's poll interval when
-// Options.WatchInterval is zero: a poll is one primary-key range read of the
-// projects table, and a wake-up comes at most one interval plus one poll
-// after a commit, inside store.MaxWatchDelay.
-const DefaultWatchInterval = 100 * time.Millisecond
+// Options.WatchInterval is zero: a poll is one covering-index scan of the
+// projects table, and a wake-up comes at most about two intervals after a
+// commit (a poll that began just before it misses it; the next one sees it),
+// inside store.MaxWatchDelay.
+const DefaultWatchInterval = 50 * time.Millisecond
 
 func (o *Options) withDefaults() Options {
 	var r Options

@@ -31,7 +31,7 @@ const watchSQL = `SELECT CAST(COALESCE(SUM(revocations_count), 0) AS SIGNED) FRO
 // a revocation (the caller reads the feed again and watches again).
 //
 // MySQL has no LISTEN/NOTIFY, so the store polls: while at least one caller
-// waits, one goroutine reads watchSQL every Options.WatchInterval (100 ms
+// waits, one goroutine reads watchSQL every Options.WatchInterval (50 ms
 // by default) on a connection of the pool, and closes the waiting channels
 // when the sum changes. When nobody waits it stops. A first caller reads
 // the sum itself before the call returns, so that a revocation committed
