@@ -165,17 +165,13 @@ func (s *Store) acquire(ctx context.Context) (*sql.Conn, error) {
 		return conn, nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case s.closed.Load() || errors.Is(err, sqlErrDBClosed):
+	case s.closed.Load():
 		return nil, errClosed
 	case actx.Err() != nil:
 		return nil, newAcquireError(fmt.Errorf("none within %s", s.acquireTimeout))
 	}
 	return nil, newAcquireError(err)
 }
-
-// sqlErrDBClosed stands for database/sql's unexported "sql: database is
-// closed" error; acquire checks s.closed first, so it is only a fallback.
-var sqlErrDBClosed = errors.New("sql: database is closed")
 
 // pause sleeps before attempt+1 and reports whether ctx is still live.
 func (s *Store) pause(ctx context.Context, attempt int) bool {
