@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"strings"
 
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
@@ -12,32 +13,63 @@ import (
 
 var _ store.CheckedContactLister = (*Store)(nil)
 
-// The statement of ListContactsChecked: a UNION ALL of one row holding the
-// token's records (each LEFT JOINed on its primary key, so a record that
-// does not exist is NULLs) and the rows of the page, the keyset query of
-// ListContacts on contacts_keyset. Each part's columns line up with the
-// same types: a page row carries its contact's id, name and created_at in
-// the API key's id, name and created_at columns, the rest NULL. One
-// statement is one InnoDB read view (one snapshot) and one round trip.
-// UNION ALL promises no order across its rows, so the caller sorts the
-// page.
+// The statement of ListContactsChecked: a UNION ALL of one part per record
+// the token names (each a lookup on its primary key: one row, or none for a
+// record that does not exist) and the rows of the page, the keyset query of
+// ListContacts on contacts_keyset. The parts' columns line up with the
+// same types (tag, id, two binary columns, a name, a number and five
+// times); the tag says what a row is. One statement is one InnoDB read view
+// (one snapshot) and one round trip. UNION ALL promises no order across its
+// rows, so the caller sorts the page.
 const (
-	checkedRecordsSQL = `(SELECT 0,
-	sk.id, sk.public_key, sk.encrypted_private_key, sk.created_at, sk.retired_at,
-	ak.id, ak.name, ak.created_by, ak.signing_key_id, ak.created_at, ak.last_used_at, ak.revoked_at,
-	f.id, f.user_id, f.generation, f.issued_at, f.expires_at, f.created_at, f.ends_at, f.revoked_at
-	FROM (SELECT 1 AS one) one
-	LEFT JOIN signing_keys sk ON sk.project_id = ? AND sk.id = ?
-	LEFT JOIN api_keys ak ON ak.project_id = ? AND ak.id = ?
-	LEFT JOIN refresh_families f ON f.project_id = ? AND f.id = ?)
-	UNION ALL (SELECT 1,
-	NULL, NULL, NULL, NULL, NULL,
-	id, name, NULL, NULL, created_at, NULL, NULL,
-	NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+	checkedSigningKeySQL = `(SELECT 0, id, public_key, encrypted_private_key, NULL, NULL,
+	created_at, retired_at, NULL, NULL, NULL
+	FROM signing_keys WHERE project_id = ? AND id = ?) UNION ALL `
+	checkedAPIKeySQL = `(SELECT 1, id, created_by, signing_key_id, name, NULL,
+	created_at, last_used_at, revoked_at, NULL, NULL
+	FROM api_keys WHERE project_id = ? AND id = ?) UNION ALL `
+	checkedSessionSQL = `(SELECT 2, id, user_id, NULL, NULL, generation,
+	created_at, issued_at, expires_at, ends_at, revoked_at
+	FROM refresh_families WHERE project_id = ? AND id = ?) UNION ALL `
+	checkedPageSQL = `(SELECT 3, id, NULL, NULL, name, NULL,
+	created_at, NULL, NULL, NULL, NULL
 	FROM contacts WHERE project_id = ?`
 	checkedAfterSQL = ` AND (created_at > ? OR (created_at = ? AND id > ?))`
 	checkedOrderSQL = ` ORDER BY created_at, id LIMIT %d)`
 )
+
+// The tags of the rows of the statement of ListContactsChecked.
+const (
+	tagSigningKey = 0
+	tagAPIKey     = 1
+	tagSession    = 2
+	tagContact    = 3
+)
+
+// checkedSQL returns the statement of ListContactsChecked reading the
+// records ids names and the page of fetch rows after the cursor, and its
+// arguments.
+func checkedSQL(projectID string, ids store.TokenRecordIDs, after paginate.Cursor, fetch int) (string, []any) {
+	var b strings.Builder
+	var args []any
+	for _, part := range []struct{ sql, id string }{
+		{checkedSigningKeySQL, ids.SigningKeyID}, {checkedAPIKeySQL, ids.APIKeyID}, {checkedSessionSQL, ids.SessionID},
+	} {
+		if part.id != "" {
+			b.WriteString(part.sql)
+			args = append(args, projectID, part.id)
+		}
+	}
+	b.WriteString(checkedPageSQL)
+	args = append(args, projectID)
+	if !after.IsZero() {
+		t := dbTime(after.CreatedAt)
+		b.WriteString(checkedAfterSQL)
+		args = append(args, t, t, after.ID)
+	}
+	b.WriteString(sprintf(checkedOrderSQL, fetch))
+	return b.String(), args
+}
 
 // ListContactsChecked returns the page ListContacts returns and the records
 // ids names, read by one statement: one snapshot and one round trip. See
@@ -51,14 +83,7 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 		return store.TokenRecords{}, paginate.Page[store.Contact]{}, check(op, err)
 	}
 	limit, fetch := pageSize(req)
-	query := checkedRecordsSQL
-	args := []any{projectID, ids.SigningKeyID, projectID, ids.APIKeyID, projectID, ids.SessionID, projectID}
-	if !req.After.IsZero() {
-		t := dbTime(req.After.CreatedAt)
-		query += checkedAfterSQL
-		args = append(args, t, t, req.After.ID)
-	}
-	query += sprintf(checkedOrderSQL, fetch)
+	query, args := checkedSQL(projectID, ids, req.After, fetch)
 
 	var recs store.TokenRecords
 	var items []store.Contact
@@ -75,12 +100,21 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 			if err := rows.Scan(r.dest()...); err != nil {
 				return err
 			}
-			if r.page {
-				items = append(items, store.Contact{ID: r.akID.String, ProjectID: projectID,
-					Name: r.akName.String, CreatedAt: fromNull(r.akCreated)})
-				continue
+			switch r.tag {
+			case tagContact:
+				items = append(items, store.Contact{ID: r.id, ProjectID: projectID, Name: r.name.String, CreatedAt: fromNull(r.t[0])})
+			case tagSigningKey:
+				recs.SigningKey = &store.SigningKey{ID: r.id, ProjectID: projectID, PublicKey: r.b1, EncryptedPrivateKey: r.b2,
+					CreatedAt: fromNull(r.t[0]), RetiredAt: fromNull(r.t[1])}
+			case tagAPIKey:
+				recs.APIKey = &store.APIKey{ID: r.id, ProjectID: projectID, Name: r.name.String,
+					CreatedBy: string(r.b1), SigningKeyID: string(r.b2),
+					CreatedAt: fromNull(r.t[0]), LastUsedAt: fromNull(r.t[1]), RevokedAt: fromNull(r.t[2])}
+			case tagSession:
+				recs.Session = &store.RefreshFamily{ID: r.id, ProjectID: projectID, UserID: string(r.b1), Generation: r.n.Int64,
+					CreatedAt: fromNull(r.t[0]), IssuedAt: fromNull(r.t[1]), ExpiresAt: fromNull(r.t[2]),
+					EndsAt: fromNull(r.t[3]), RevokedAt: fromNull(r.t[4])}
 			}
-			recs = r.records(projectID, ids)
 		}
 		return rows.Err()
 	})
@@ -98,43 +132,14 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 
 // checkedRow is one row of the statement of ListContactsChecked.
 type checkedRow struct {
-	page                                   bool
-	skID                                   sql.NullString
-	skPub, skPriv                          []byte
-	skCreated, skRetired                   sql.NullTime
-	akID, akName, akCreatedBy, akSigningID sql.NullString
-	akCreated, akUsed, akRevoked           sql.NullTime
-	fID, fUser                             sql.NullString
-	fGen                                   sql.NullInt64
-	fIssued, fExpires, fCreated, fEnds     sql.NullTime
-	fRevoked                               sql.NullTime
+	tag    int
+	id     string
+	b1, b2 []byte
+	name   sql.NullString
+	n      sql.NullInt64
+	t      [5]sql.NullTime
 }
 
 func (r *checkedRow) dest() []any {
-	return []any{&r.page,
-		&r.skID, &r.skPub, &r.skPriv, &r.skCreated, &r.skRetired,
-		&r.akID, &r.akName, &r.akCreatedBy, &r.akSigningID, &r.akCreated, &r.akUsed, &r.akRevoked,
-		&r.fID, &r.fUser, &r.fGen, &r.fIssued, &r.fExpires, &r.fCreated, &r.fEnds, &r.fRevoked}
-}
-
-// records returns the records of the row: a nil field for each record not
-// found (or not asked for).
-func (r *checkedRow) records(projectID string, ids store.TokenRecordIDs) store.TokenRecords {
-	var recs store.TokenRecords
-	if r.skID.Valid && ids.SigningKeyID != "" {
-		recs.SigningKey = &store.SigningKey{ID: r.skID.String, ProjectID: projectID,
-			PublicKey: r.skPub, EncryptedPrivateKey: r.skPriv,
-			CreatedAt: fromNull(r.skCreated), RetiredAt: fromNull(r.skRetired)}
-	}
-	if r.akID.Valid && ids.APIKeyID != "" {
-		recs.APIKey = &store.APIKey{ID: r.akID.String, ProjectID: projectID, Name: r.akName.String,
-			CreatedBy: r.akCreatedBy.String, SigningKeyID: r.akSigningID.String,
-			CreatedAt: fromNull(r.akCreated), LastUsedAt: fromNull(r.akUsed), RevokedAt: fromNull(r.akRevoked)}
-	}
-	if r.fID.Valid && ids.SessionID != "" {
-		recs.Session = &store.RefreshFamily{ID: r.fID.String, ProjectID: projectID, UserID: r.fUser.String,
-			Generation: r.fGen.Int64, IssuedAt: fromNull(r.fIssued), ExpiresAt: fromNull(r.fExpires),
-			CreatedAt: fromNull(r.fCreated), EndsAt: fromNull(r.fEnds), RevokedAt: fromNull(r.fRevoked)}
-	}
-	return recs
+	return []any{&r.tag, &r.id, &r.b1, &r.b2, &r.name, &r.n, &r.t[0], &r.t[1], &r.t[2], &r.t[3], &r.t[4]}
 }

@@ -70,12 +70,7 @@ func TestListContacts_CostIndependentOfDepth(t *testing.T) {
 	}{
 		{"ListContacts", func(after paginate.Cursor) (string, []any) { return listContactsSQLFor("p", after, limit+1) }},
 		{"ListContactsChecked", func(after paginate.Cursor) (string, []any) {
-			q, a := checkedRecordsSQL, []any{"p", "sk_x", "p", "key_x", "p", "rf_x", "p"}
-			if !after.IsZero() {
-				q += checkedAfterSQL
-				a = append(a, after.CreatedAt, after.CreatedAt, after.ID)
-			}
-			return q + sprintf(checkedOrderSQL, limit+1), a
+			return checkedSQL("p", store.TokenRecordIDs{SigningKeyID: "sk_x", APIKeyID: "key_x", SessionID: "rf_x"}, after, limit+1)
 		}},
 	} {
 		cost := func(after paginate.Cursor) int {
