@@ -16,7 +16,7 @@ var _ store.CheckedContactLister = (*Store)(nil)
 // The statement of ListContactsChecked: a UNION ALL of one part per record
 // the token names (each a lookup on its primary key: one row, or none for a
 // record that does not exist) and the rows of the page, the keyset query of
-// ListContacts on contacts_keyset. The parts' columns line up with the
+// ListContacts on the primary key. The parts' columns line up with the
 // same types (tag, id, two binary columns, a name, a number and five
 // times); the tag says what a row is. One statement is one InnoDB read view
 // (one snapshot) and one round trip. UNION ALL promises no order across its

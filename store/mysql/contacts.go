@@ -22,9 +22,9 @@ const (
 	SET contacts_last_created_at = ?, contacts_last_id = ? WHERE id = ?`
 	insertContactSQL = `INSERT INTO contacts (project_id, id, name, created_at) VALUES `
 
-	// The keyset queries run on the contacts_keyset index (project_id,
-	// created_at, id): a range scan that starts at the cursor and stops
-	// after limit+1 rows, whatever the cursor's depth. The cursor is
+	// The keyset queries run on the primary key (project_id, created_at,
+	// id): a range scan that starts at the cursor and stops after limit+1
+	// rows, whatever the cursor's depth. The cursor is
 	// spelled as two ranges (a later time, or the same time and a
 	// greater id) rather than a row comparison, which MySQL does not
 	// always turn into an index range.
@@ -145,8 +145,9 @@ func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store
 // ListContacts returns at most req.Limit contacts of the project that sort
 // strictly after req.After, in ascending (CreatedAt, ID) order with ids
 // compared byte by byte, and whether more follow. It is one keyset query on
-// the contacts_keyset index reading req.Limit+1 rows, never OFFSET, so a
-// page costs the same at any depth. An unknown project lists as empty.
+// the primary key (project_id, created_at, id) reading req.Limit+1 adjacent
+// rows, never OFFSET, so a page costs the same at any depth. An unknown
+// project lists as empty.
 func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
 	const op = "list contacts"
 	if err := checkList(projectID, req); err != nil {

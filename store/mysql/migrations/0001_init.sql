@@ -53,9 +53,13 @@ CREATE TABLE contacts (
     id VARBINARY(128) NOT NULL,
     name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     created_at DATETIME(6) NOT NULL,
-    PRIMARY KEY (project_id, id),
-    -- Serves the keyset query of ListContacts.
-    KEY contacts_keyset (project_id, created_at, id),
+    -- InnoDB keeps a table's rows in its primary key's order: with the
+    -- keyset as the primary key, a page of ListContacts is one range of
+    -- adjacent rows (no lookup per row), and new contacts, placed after the
+    -- project's newest, are appended at the end of the project's range.
+    PRIMARY KEY (project_id, created_at, id),
+    -- Ids are unique per project; DeleteContact finds a contact by it.
+    UNIQUE KEY contacts_id (project_id, id),
     CONSTRAINT contacts_project FOREIGN KEY (project_id) REFERENCES projects (id)
 ) ENGINE = InnoDB;
 
