@@ -34,8 +34,8 @@ const (
 	checkedPageSQL = `(SELECT 3, id, NULL, NULL, name, NULL,
 	created_at, NULL, NULL, NULL, NULL
 	FROM contacts WHERE project_id = ?`
-	checkedAfterSQL = ` AND (created_at > ? OR (created_at = ? AND id > ?))`
-	checkedOrderSQL = ` ORDER BY created_at, id LIMIT %d)`
+	checkedAfterSQL = listContactsAfterSQL
+	checkedOrderSQL = ` ORDER BY pos LIMIT %d)`
 )
 
 // The tags of the rows of the statement of ListContactsChecked.
@@ -63,9 +63,8 @@ func checkedSQL(projectID string, ids store.TokenRecordIDs, after paginate.Curso
 	b.WriteString(checkedPageSQL)
 	args = append(args, projectID)
 	if !after.IsZero() {
-		t := dbTime(after.CreatedAt)
 		b.WriteString(checkedAfterSQL)
-		args = append(args, t, t, after.ID)
+		args = append(args, position(after.CreatedAt, after.ID))
 	}
 	b.WriteString(sprintf(checkedOrderSQL, fetch))
 	return b.String(), args

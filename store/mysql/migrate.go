@@ -20,9 +20,10 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migrationLock is the name of the GET_LOCK lock held while migrating, so
-// that instances starting at once migrate one after the other. Named locks
-// are per server, so the database's name is part of it.
+// migrationLock starts the name of the GET_LOCK lock held while migrating,
+// so that instances starting at once migrate one after the other. Named
+// locks are per server, so the name ends with the MD5 of the database's
+// name (a lock name is at most 64 characters; a database name may be 64).
 const migrationLock = "latchkey_migrate:"
 
 // migrationLockWait bounds the wait for another instance's migration, in
@@ -103,8 +104,8 @@ const (
 	complete BOOL NOT NULL,
 	applied_at DATETIME(6) NOT NULL
 ) ENGINE = InnoDB`
-	getLockSQL         = `SELECT GET_LOCK(CONCAT(?, DATABASE()), ?)`
-	releaseLockSQL     = `DO RELEASE_LOCK(CONCAT(?, DATABASE()))`
+	getLockSQL         = `SELECT GET_LOCK(CONCAT(?, MD5(DATABASE())), ?)`
+	releaseLockSQL     = `DO RELEASE_LOCK(CONCAT(?, MD5(DATABASE())))`
 	migrationStateSQL  = `SELECT statements_applied, complete FROM schema_migrations WHERE version = ?`
 	recordMigrationSQL = `INSERT INTO schema_migrations (version, name, statements_applied, complete, applied_at)
 	VALUES (?, ?, ?, ?, UTC_TIMESTAMP(6))

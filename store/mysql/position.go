@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"database/sql"
+	"encoding/binary"
 	"time"
 )
 
@@ -36,4 +37,15 @@ func (m mark) place(at time.Time, id string) time.Time {
 // after reports whether (at, id) sorts after the mark.
 func (m mark) after(at time.Time, id string) bool {
 	return !m.set || at.After(m.at) || (at.Equal(m.at) && id > m.id)
+}
+
+// position returns the bytes of a contact's position, the contacts table's
+// pos: at, truncated to microseconds, as 8 bytes (Unix microseconds,
+// big-endian, the sign bit flipped so that earlier times sort first), then
+// id. Byte order on positions is (at, id) order with ids compared byte by
+// byte.
+func position(at time.Time, id string) []byte {
+	b := make([]byte, 8, 8+len(id))
+	binary.BigEndian.PutUint64(b, uint64(dbTime(at).UnixMicro())^(1<<63))
+	return append(b, id...)
 }

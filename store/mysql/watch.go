@@ -49,17 +49,17 @@ type watcher struct {
 	interval time.Duration
 
 	mu       sync.Mutex
-	waiters  map[chan struct{}]struct{} // guarded by mu
-	running  bool                       // a poll loop runs; guarded by mu
-	last     int64                      // the sum the last poll read; guarded by mu
-	haveLast bool                       // last is known; guarded by mu
-	failing  bool                       // the last poll failed (logged); guarded by mu
-	closed   bool                       // guarded by mu
+	waiters  map[chan struct{}]func() bool // each with its context's AfterFunc stop; guarded by mu
+	running  bool                          // a poll loop runs; guarded by mu
+	last     int64                         // the sum the last poll read; guarded by mu
+	haveLast bool                          // last is known; guarded by mu
+	failing  bool                          // the last poll failed (logged); guarded by mu
+	closed   bool                          // guarded by mu
 	done     chan struct{}
 }
 
 func newWatcher(s *Store, interval time.Duration) *watcher {
-	return &watcher{s: s, interval: interval, waiters: map[chan struct{}]struct{}{}, done: make(chan struct{})}
+	return &watcher{s: s, interval: interval, waiters: map[chan struct{}]func() bool{}, done: make(chan struct{})}
 }
 
 func (w *watcher) watch(ctx context.Context) <-chan struct{} {
@@ -85,9 +85,10 @@ func (w *watcher) watch(ctx context.Context) <-chan struct{} {
 			return ch
 		}
 	}
-	w.waiters[ch] = struct{}{}
-	w.mu.Unlock()
-	context.AfterFunc(ctx, func() {
+	// The AfterFunc is stopped when the channel is closed otherwise, so
+	// that a long-lived context watching many times keeps no registration
+	// per call.
+	w.waiters[ch] = context.AfterFunc(ctx, func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if _, ok := w.waiters[ch]; ok {
@@ -95,6 +96,7 @@ func (w *watcher) watch(ctx context.Context) <-chan struct{} {
 			close(ch)
 		}
 	})
+	w.mu.Unlock()
 	return ch
 }
 
@@ -150,7 +152,8 @@ func (w *watcher) poll(ctx context.Context) (int64, error) {
 
 // wakeLocked closes every waiting channel. w.mu is held.
 func (w *watcher) wakeLocked() {
-	for ch := range w.waiters {
+	for ch, stop := range w.waiters {
+		stop() // does not wait for the AfterFunc, which finds ch gone
 		close(ch)
 		delete(w.waiters, ch)
 	}

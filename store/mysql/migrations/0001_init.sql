@@ -50,14 +50,20 @@ CREATE TABLE users (
 
 CREATE TABLE contacts (
     project_id VARBINARY(63) NOT NULL,
+    -- The contact's position in the list: created_at as 8 bytes (Unix
+    -- microseconds, big-endian, sign bit flipped), then id. Byte order on
+    -- pos is (created_at, id) order, so a page after a cursor is the one
+    -- range pos > cursor.
+    pos VARBINARY(136) NOT NULL,
     id VARBINARY(128) NOT NULL,
     name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     created_at DATETIME(6) NOT NULL,
     -- InnoDB keeps a table's rows in its primary key's order: with the
-    -- keyset as the primary key, a page of ListContacts is one range of
-    -- adjacent rows (no lookup per row), and new contacts, placed after the
-    -- project's newest, are appended at the end of the project's range.
-    PRIMARY KEY (project_id, created_at, id),
+    -- position as the primary key, a page of ListContacts is one range of
+    -- adjacent rows (no lookup per row, one range for the optimizer to
+    -- plan), and new contacts, placed after the project's newest, are
+    -- appended at the end of the project's range.
+    PRIMARY KEY (project_id, pos),
     -- Ids are unique per project; DeleteContact finds a contact by it.
     UNIQUE KEY contacts_id (project_id, id),
     CONSTRAINT contacts_project FOREIGN KEY (project_id) REFERENCES projects (id)
