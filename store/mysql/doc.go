@@ -68,9 +68,12 @@
 //     email as given. ListUsers matches a prefix as a byte range of it.
 //   - Tags are a JSON array in a TEXT column.
 //   - The lists (contacts, users, revocations, audit entries) are keyset
-//     queries on an index per project, spelled
-//     t > ? OR (t = ? AND id > ?) ORDER BY t, id LIMIT n+1, never OFFSET: a
-//     page costs the same at any depth.
+//     queries on an index per project, never OFFSET: a page costs the same
+//     at any depth. Contacts are the table's primary key (project_id, pos),
+//     pos being created_at as 8 sortable bytes followed by the id, so a
+//     page is the one range pos > cursor of adjacent rows; the other lists
+//     spell the cursor t > ? OR (t = ? AND id > ?) (MariaDB plans no index
+//     range for a row comparison).
 //   - Contacts and the revocation feed place a new item after the greatest
 //     position the project's list has had, kept on the project row, which
 //     the inserting transaction locks (SELECT ... FOR UPDATE): the items of
