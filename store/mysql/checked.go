@@ -35,7 +35,7 @@ const (
 	created_at, NULL, NULL, NULL, NULL
 	FROM contacts WHERE project_id = ?`
 	checkedAfterSQL = listContactsAfterSQL
-	checkedOrderSQL = ` ORDER BY pos LIMIT %d)`
+	checkedOrderSQL = ` ORDER BY pos LIMIT ?)`
 )
 
 // The tags of the rows of the statement of ListContactsChecked.
@@ -66,8 +66,8 @@ func checkedSQL(projectID string, ids store.TokenRecordIDs, after paginate.Curso
 		b.WriteString(checkedAfterSQL)
 		args = append(args, position(after.CreatedAt, after.ID))
 	}
-	b.WriteString(sprintf(checkedOrderSQL, fetch))
-	return b.String(), args
+	b.WriteString(checkedOrderSQL)
+	return b.String(), append(args, fetch)
 }
 
 // ListContactsChecked returns the page ListContacts returns and the records
@@ -86,36 +86,30 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 
 	var recs store.TokenRecords
 	var items []store.Contact
-	err := s.read(ctx, op, func(q querier) error {
+	err := s.queryPrepared(ctx, op, query, args, func() {
 		recs = store.TokenRecords{}
 		items = make([]store.Contact, 0, min(fetch, paginate.MaxLimit+1))
-		rows, err := q.QueryContext(ctx, query, args...)
-		if err != nil {
+	}, func(rows *sql.Rows) error {
+		var r checkedRow
+		if err := rows.Scan(r.dest()...); err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var r checkedRow
-			if err := rows.Scan(r.dest()...); err != nil {
-				return err
-			}
-			switch r.tag {
-			case tagContact:
-				items = append(items, store.Contact{ID: r.id, ProjectID: projectID, Name: r.name.String, CreatedAt: fromNull(r.t[0])})
-			case tagSigningKey:
-				recs.SigningKey = &store.SigningKey{ID: r.id, ProjectID: projectID, PublicKey: r.b1, EncryptedPrivateKey: r.b2,
-					CreatedAt: fromNull(r.t[0]), RetiredAt: fromNull(r.t[1])}
-			case tagAPIKey:
-				recs.APIKey = &store.APIKey{ID: r.id, ProjectID: projectID, Name: r.name.String,
-					CreatedBy: string(r.b1), SigningKeyID: string(r.b2),
-					CreatedAt: fromNull(r.t[0]), LastUsedAt: fromNull(r.t[1]), RevokedAt: fromNull(r.t[2])}
-			case tagSession:
-				recs.Session = &store.RefreshFamily{ID: r.id, ProjectID: projectID, UserID: string(r.b1), Generation: r.n.Int64,
-					CreatedAt: fromNull(r.t[0]), IssuedAt: fromNull(r.t[1]), ExpiresAt: fromNull(r.t[2]),
-					EndsAt: fromNull(r.t[3]), RevokedAt: fromNull(r.t[4])}
-			}
+		switch r.tag {
+		case tagContact:
+			items = append(items, store.Contact{ID: r.id, ProjectID: projectID, Name: r.name.String, CreatedAt: fromNull(r.t[0])})
+		case tagSigningKey:
+			recs.SigningKey = &store.SigningKey{ID: r.id, ProjectID: projectID, PublicKey: r.b1, EncryptedPrivateKey: r.b2,
+				CreatedAt: fromNull(r.t[0]), RetiredAt: fromNull(r.t[1])}
+		case tagAPIKey:
+			recs.APIKey = &store.APIKey{ID: r.id, ProjectID: projectID, Name: r.name.String,
+				CreatedBy: string(r.b1), SigningKeyID: string(r.b2),
+				CreatedAt: fromNull(r.t[0]), LastUsedAt: fromNull(r.t[1]), RevokedAt: fromNull(r.t[2])}
+		case tagSession:
+			recs.Session = &store.RefreshFamily{ID: r.id, ProjectID: projectID, UserID: string(r.b1), Generation: r.n.Int64,
+				CreatedAt: fromNull(r.t[0]), IssuedAt: fromNull(r.t[1]), ExpiresAt: fromNull(r.t[2]),
+				EndsAt: fromNull(r.t[3]), RevokedAt: fromNull(r.t[4])}
 		}
-		return rows.Err()
+		return nil
 	})
 	if err != nil {
 		return store.TokenRecords{}, paginate.Page[store.Contact]{}, err

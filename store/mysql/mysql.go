@@ -31,6 +31,7 @@ type Store struct {
 	closed         atomic.Bool
 	watch          *watcher
 	mariaDB        bool
+	stmts          stmtCache
 
 	prunePeriod time.Duration
 	pruneMu     sync.Mutex
@@ -72,6 +73,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if cfg.Timeout == 0 && o.AcquireTimeout > 0 {
 		cfg.Timeout = o.AcquireTimeout
 	}
+	cfg.Logger = driverLogger{o.Logger}
 	srv, err := probe(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -128,6 +130,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.watch.close()
+	s.closeStmts()
 	s.db.Close()
 	return nil
 }
@@ -216,3 +219,12 @@ func probe(ctx context.Context, cfg *mysql.Config) (server, error) {
 
 // MariaDB reports whether the server is MariaDB (else MySQL).
 func (s *Store) MariaDB() bool { return s.mariaDB }
+
+// driverLogger sends the driver's own messages (a connection found broken
+// and replaced, say) to the store's logger at Debug: the store reports what
+// a call could not get past itself.
+type driverLogger struct{ log *slog.Logger }
+
+func (l driverLogger) Print(v ...any) {
+	l.log.Debug("mysql: driver", "msg", fmt.Sprint(v...))
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/mysql"
 	"github.com/latchkey-dev/latchkey/store/mysql/mytest"
@@ -45,6 +46,10 @@ func TestKilledConnections_Replaced(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // the server closes the sockets
 		_, err = st.GetProject(ctx, "p")
 		require.NoErrorf(t, err, "round %d: GetProject after the pool's connections were killed", round)
+		// The prepared read: its statement is prepared again on the new
+		// connection.
+		_, _, err = st.ListContactsChecked(ctx, "p", store.TokenRecordIDs{APIKeyID: "key_a"}, paginate.Request{Limit: 10})
+		require.NoErrorf(t, err, "round %d: ListContactsChecked after the kill", round)
 		require.NoErrorf(t, st.CreateAPIKey(ctx, store.APIKey{ID: "key_" + string(rune('a'+round)), ProjectID: "p", Name: "k", CreatedAt: t0}),
 			"round %d: a write after the kill", round)
 	}
