@@ -31,7 +31,9 @@
 //     transaction_isolation on MySQL), as PostgreSQL's default;
 //   - interpolateParams: arguments are escaped into the statement text by
 //     the driver (safe with utf8mb4), so a statement is one round trip
-//     instead of prepare, execute and close;
+//     instead of prepare, execute and close; the one exception is the read
+//     of every authenticated list (ListContactsChecked), a few texts
+//     prepared once per connection (see prepared.go);
 //   - no multiStatements: every statement, migrations included, is sent
 //     on its own;
 //   - clientFoundRows (an UPDATE reports the rows it matched, so updating a
