@@ -275,6 +275,7 @@ func testDiscoveryAndIssuer(t *testing.T, twoNodes nodePair) {
 	assert.JSONEq(t, `{"issuer":"https://id.example.com/p/acme",
 		"jwks_uri":"https://id.example.com/p/acme/.well-known/jwks.json",
 		"introspection_endpoint":"https://id.example.com/p/acme/v1/identity/introspect",
+		"introspection_endpoint_auth_methods_supported":["client_secret_basic","bearer"],
 		"revocation_feed_endpoint":"https://id.example.com/p/acme/v1/identity/revocations",
 		"id_token_signing_alg_values_supported":["EdDSA"]}`, body)
 	st, _, body = a.call(http.MethodGet, "/.well-known/openid-configuration", "", "")

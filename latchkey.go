@@ -16,6 +16,7 @@ import (
 	"github.com/latchkey-dev/latchkey/console"
 	"github.com/latchkey-dev/latchkey/contacts"
 	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/internal/storetrace"
 	"github.com/latchkey-dev/latchkey/internal/telemetry"
 	"github.com/latchkey-dev/latchkey/keys"
@@ -56,6 +57,9 @@ type Options struct {
 	// identity.NewStoreLimiter on the store with default limits, so that
 	// every instance sharing the store throttles as one.
 	Limiter identity.Limiter
+	// Revocations tunes the revocation feed (the long polls held per API
+	// key). Nil means defaults; its Logger defaults to the one here.
+	Revocations *revocations.Options
 	// Identity tunes login, refresh and logout (refresh-token lifetime,
 	// reuse window, session lifetime, client address). Nil means defaults.
 	Identity *identity.Options
@@ -66,9 +70,31 @@ type Options struct {
 	Console *console.Options
 	// NoConsole serves no console at all: {base_url}/console/ is 404.
 	NoConsole bool
+	// CORSOrigins are the origins (scheme://host[:port], such as
+	// "https://app.example.com") whose pages may call the /v1 API from a
+	// browser: for a request from a listed origin, every /v1 endpoint
+	// answers CORS preflights (OPTIONS: 204) and sends
+	// Access-Control-Allow-Origin with that origin on every answer, errors
+	// included; never "*" and never Access-Control-Allow-Credentials, since
+	// tokens travel in the Authorization header. Answers of the /v1 paths
+	// then carry Vary: Origin. Other origins get no CORS headers. The
+	// console never sends CORS headers, and the public documents (key set,
+	// discovery, OpenAPI) always allow every origin. Empty means none. New
+	// refuses an origin with a path, a query, a user, or "*".
+	CORSOrigins []string
 	// AuditRetention is how long audit entries are kept. Zero means
 	// DefaultAuditRetention.
 	AuditRetention time.Duration
+	// StoreTimeout bounds the store work of each request served by
+	// [Latchkey.Handler]: the request's context gets a deadline
+	// StoreTimeout after it starts (after its wait, for a long poll of the
+	// revocation feed), one for all of its store calls, so that a store
+	// that hangs is answered 503 unavailable with Retry-After within it.
+	// Keep it below the server's WriteTimeout, leaving time to write the
+	// answer. Zero means DefaultStoreTimeout; a negative value sets no
+	// deadline. [Latchkey.Protect] sets none: the host's handler's own
+	// work is the host's to bound.
+	StoreTimeout time.Duration
 	// PruneInterval is how often the store is pruned in the background
 	// (see [Latchkey.Prune]). Zero means DefaultPruneInterval; a negative
 	// value prunes only when Prune is called.
@@ -111,15 +137,17 @@ type Latchkey struct {
 	users     *identity.Users
 	feed      *revocations.Feed
 	consoleUI *console.Handler // nil with NoConsole
+	cors      *httpapi.CORS    // nil without Options.CORSOrigins
 
 	mux      *http.ServeMux
 	allow    map[string]string // path -> the methods the routing table serves there
 	projects sync.Map          // project id -> struct{}: projects known to exist
 
-	retention time.Duration
-	stop      context.CancelFunc
-	stopped   chan struct{}
-	closeOnce sync.Once
+	retention    time.Duration
+	storeTimeout time.Duration // <= 0: none
+	stop         context.CancelFunc
+	stopped      chan struct{}
+	closeOnce    sync.Once
 }
 
 // New assembles Latchkey on st, with masterKey, the host's secret of
@@ -145,6 +173,10 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	if opts != nil {
 		o = *opts
 	}
+	cors, err := httpapi.NewCORS(o.CORSOrigins)
+	if err != nil {
+		return nil, fmt.Errorf("latchkey: Options.CORSOrigins: %w", err)
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -157,9 +189,12 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	if o.AuditRetention <= 0 {
 		o.AuditRetention = DefaultAuditRetention
 	}
+	if o.StoreTimeout == 0 {
+		o.StoreTimeout = DefaultStoreTimeout
+	}
 	tracer := telemetry.Tracer(o.TracerProvider)
 	l := &Latchkey{hostSt: st, logger: o.Logger, now: o.Now, resolver: o.Resolver, retention: o.AuditRetention,
-		tracer: tracer, propagator: telemetry.Propagator(o.Propagator)}
+		storeTimeout: o.StoreTimeout, tracer: tracer, propagator: telemetry.Propagator(o.Propagator), cors: cors}
 	// Every part reads the store through the tracing wrapper: within a
 	// traced request, each store call is a span of its trace.
 	st = storetrace.Wrap(st, tracer)
@@ -187,6 +222,10 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	vo.Now = orNow(vo.Now, o.Now)
 	vo.Logger = orLogger(vo.Logger, o.Logger)
 	vo.MeterProvider = orMeter(vo.MeterProvider, o.MeterProvider)
+	if vo.ClientAddr == nil && o.Identity != nil {
+		// Refused tokens are logged with the address login throttles by.
+		vo.ClientAddr = o.Identity.ClientAddr
+	}
 	l.verifier = keys.NewVerifier(st, &vo)
 
 	ho := valueOf(o.Hasher)
@@ -209,7 +248,9 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 		Sessions: st, Authenticator: auth, Minter: kr, MasterKey: masterKey,
 	}, &ido)
 
-	l.feed = revocations.NewFeed(st, &revocations.Options{Logger: o.Logger})
+	ro := valueOf(o.Revocations)
+	ro.Logger = orLogger(ro.Logger, o.Logger)
+	l.feed = revocations.NewFeed(st, &ro)
 
 	if !o.NoConsole {
 		co := valueOf(o.Console)
@@ -249,6 +290,12 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 	l.startPruning(o.PruneInterval)
 	return l, nil
 }
+
+// DefaultStoreTimeout is Options.StoreTimeout when it is zero: within the
+// example server's 30-second WriteTimeout, with time left to write the
+// answer, and past the PostgreSQL store's own 10-second wait for a
+// connection.
+const DefaultStoreTimeout = 20 * time.Second
 
 // valueOf returns *p, or the zero T for a nil p.
 func valueOf[T any](p *T) T {

@@ -380,6 +380,32 @@ func TestCreateProject(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrNotFound)
 }
 
+// TestCreateProjectWith: a project is created with the algorithm asked
+// for, or the Keyring's default; an unknown algorithm creates nothing.
+func TestCreateProjectWith(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	lk := newLatchkey(t, st, &latchkey.Options{Keyring: &keys.KeyringOptions{Algorithm: keys.ES256}})
+	for id, alg := range map[string]string{"ed": keys.EdDSA, "ec": keys.ES256, "rs": keys.RS256, "dflt": ""} {
+		_, err := lk.CreateProjectWith(ctx, id, &latchkey.ProjectOptions{Algorithm: alg})
+		require.NoError(t, err, id)
+		k, err := st.ActiveSigningKey(ctx, id)
+		require.NoError(t, err, id)
+		want := alg
+		if want == "" {
+			want = keys.ES256
+		}
+		assert.Equal(t, want, k.Algorithm, id)
+	}
+	def, err := st.ActiveSigningKey(ctx, store.DefaultProject)
+	require.NoError(t, err)
+	assert.Equal(t, keys.ES256, def.Algorithm, "the default project takes the default algorithm")
+	_, err = lk.CreateProjectWith(ctx, "bad", &latchkey.ProjectOptions{Algorithm: "HS256"})
+	assert.ErrorIs(t, err, keys.ErrUnknownAlgorithm)
+	_, err = st.GetProject(ctx, "bad")
+	assert.ErrorIs(t, err, store.ErrNotFound, "nothing is created")
+}
+
 func TestOptions_defaultConsole(t *testing.T) {
 	st := openStore(t)
 	_, ph := newPathLatchkey(t, st, nil)

@@ -25,6 +25,10 @@ const (
 	PathConsole     = "/console/"
 )
 
+// corsPrefix is the prefix of the paths of the table that browser pages of
+// Options.CORSOrigins may call (the /v1 API; see Latchkey.withCORS).
+const corsPrefix = "/v1/"
+
 // parts are the handlers the routing table mounts that Latchkey does not
 // keep for itself.
 type parts struct {
@@ -50,9 +54,9 @@ func (l *Latchkey) routes(p parts) []route {
 		{"POST " + PathLogin, p.identity.Login()},
 		{"POST " + PathRefresh, p.identity.Refresh()},
 		{"POST " + PathLogout, p.identity.Logout()},
-		{"POST " + PathIntrospect, v.APIKeyOnly(v.IntrospectHandler(kr.Issuer))},
-		{"GET " + PathRevocations, v.APIKeyOnly(l.feed)},
-		{"GET " + PathContacts, l.listAuth(p.contacts)},
+		{"POST " + PathIntrospect, v.APIKeyClient(scope(keys.ScopeIntrospect, v.IntrospectHandler(kr.Issuer)))},
+		{"GET " + PathRevocations, v.APIKeyOnly(scope(keys.ScopeRevocations, l.feed))},
+		{"GET " + PathContacts, l.listAuth(scope(keys.ScopeContactsRead, p.contacts))},
 		{"GET " + PathJWKS, public(kr.JWKSHandler())},
 		{"OPTIONS " + PathJWKS, httpapi.Preflight("GET, HEAD, OPTIONS")},
 		{"GET " + PathDiscovery, public(kr.DiscoveryHandler(keys.Endpoints{
@@ -77,6 +81,10 @@ func (l *Latchkey) routes(p parts) []route {
 }
 
 // consoleRedirect answers {base_url}/console with a redirect to the console.
+// scope is keys.RequireScope(name) around h: an API key with scopes calls
+// the endpoint only when it holds name.
+func scope(name string, h http.Handler) http.Handler { return keys.RequireScope(name)(h) }
+
 func consoleRedirect() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Relative, so that it is right under any base_url prefix.

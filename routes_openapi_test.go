@@ -89,3 +89,15 @@ func TestRoutingTable_matchesTheOpenAPIDocument(t *testing.T) {
 	slices.Sort(outOfScope)
 	require.Equal(t, subtrees, outOfScope, "the routes without a method (the console) must be the document's out-of-scope paths")
 }
+
+// The paths the OpenAPI document says answer browser pages of the listed
+// origins (x-latchkey-cors) are those Latchkey answers so.
+func TestCORSPrefix_matchesTheOpenAPIDocument(t *testing.T) {
+	var doc struct {
+		CORS struct {
+			Paths string `json:"paths"`
+		} `json:"x-latchkey-cors"`
+	}
+	require.NoError(t, json.Unmarshal(openapi.Document(), &doc))
+	require.Equal(t, corsPrefix, doc.CORS.Paths)
+}

@@ -18,6 +18,7 @@ var auditActions = []struct{ Action, Label string }{
 	{store.ActionSignOut, "Console sign-out"},
 	{store.ActionAPIKeyCreate, "API key created"},
 	{store.ActionAPIKeyRevoke, "API key revoked"},
+	{store.ActionAPIKeyRoll, "API key rolled"},
 	{store.ActionSigningRotate, "Signing key rotated"},
 	{store.ActionSigningRetire, "Signing key retired"},
 	{store.ActionUserCreate, "User created"},

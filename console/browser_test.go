@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey/audit"
+	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -376,7 +377,7 @@ func TestBrowser_Screenshots(t *testing.T) {
 	dir := t.TempDir()
 
 	// A key list with some history: a used key, an unused one, a revoked
-	// one, and a second signing key.
+	// one, and a second signing key, of another algorithm (RS256).
 	used, usedToken, err := f.lk.APIKeys().Create(ctx, project, "billing-worker")
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, f.apiStatus(t, project, usedToken))
@@ -385,7 +386,7 @@ func TestBrowser_Screenshots(t *testing.T) {
 	old, _, err := f.lk.APIKeys().Create(ctx, project, "legacy-cron")
 	require.NoError(t, err)
 	require.NoError(t, f.lk.APIKeys().Revoke(ctx, project, old.ID))
-	_, err = f.lk.Keyring().Rotate(ctx, project)
+	_, err = f.lk.Keyring().RotateTo(ctx, project, keys.RS256)
 	require.NoError(t, err)
 
 	b := newBrowser(t)
@@ -409,17 +410,18 @@ func TestBrowser_Screenshots(t *testing.T) {
 		b.screenshot(dir, "keys", w)
 	}
 	// Keyboard: the first Tab reaches the skip link; Tab by Tab, through
-	// the header and the create form, to the first row's Revoke, which
-	// shows a focus ring.
+	// the header, the create form (name, scopes, expiry) and the search,
+	// to the first (oldest) row's Roll, which shows a focus ring.
 	b.do(chromedp.KeyEvent("\t"))
 	assert.Equal(t, "skip-link", run(b, chromedp.Evaluate[string](`document.activeElement.className`)))
 	var stops []string
-	for range 10 {
+	for range 13 {
 		b.do(chromedp.KeyEvent("\t"))
-		stops = append(stops, run(b, chromedp.Evaluate[string](`document.activeElement.textContent.trim()`)))
+		stops = append(stops, run(b, chromedp.Evaluate[string](
+			`document.activeElement.tagName === "SELECT" ? "select" : document.activeElement.textContent.trim()`)))
 	}
-	assert.Equal(t, []string{"Latchkey Console", "Sign out", "API keys", "Signing keys", "Users", "Audit log", "", "Create key",
-		adminEmail, "Revoke ci-deploy"}, stops)
+	assert.Equal(t, []string{"Latchkey Console", "Sign out", "API keys", "Signing keys", "Users", "Audit log", "", "", "select",
+		"Create key", "", "Search", "Roll billing-worker"}, stops)
 	outline := run(b, chromedp.Evaluate[string](`getComputedStyle(document.activeElement).outlineStyle`))
 	assert.Equal(t, "solid", outline, "a visible focus ring")
 	b.screenshot(dir, "keys-keyboard-focus", 1280)

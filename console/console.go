@@ -10,6 +10,7 @@ import (
 
 	"github.com/latchkey-dev/latchkey/audit"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
@@ -46,17 +47,28 @@ type Authenticator interface {
 // are not revoked and were signed by the signing key kid.
 type APIKeyManager interface {
 	Create(ctx context.Context, projectID, name string) (store.APIKey, string, error)
+	// CreateKey creates a key with scopes and an expiry; its errors match
+	// keys.ErrInvalidName, keys.ErrInvalidScope or keys.ErrInvalidDuration
+	// for what it refuses.
+	CreateKey(ctx context.Context, projectID string, nk keys.NewKey) (store.APIKey, string, error)
+	// Roll replaces a key by a successor and schedules the old key's
+	// revocation overlap from now (see keys.APIKeys.Roll).
+	Roll(ctx context.Context, projectID, id string, overlap time.Duration) (old, next store.APIKey, token string, err error)
 	List(ctx context.Context, projectID string) ([]store.APIKey, error)
+	// ListPage pages the keys whose name starts with a prefix.
+	ListPage(ctx context.Context, projectID, namePrefix string, req paginate.Request) (paginate.Page[store.APIKey], error)
 	Revoke(ctx context.Context, projectID, id string) error
 	ActiveSignedBy(ctx context.Context, projectID, kid string) (int, error)
 }
 
 // SigningKeyManager rotates and retires a project's signing keys.
-// *keys.Keyring implements it. Retire returns an error matching
+// *keys.Keyring implements it. RotateTo makes a key of the algorithm alg
+// (EdDSA, ES256 or RS256; "" keeps the active key's) and returns an error
+// matching store.ErrInvalid for another. Retire returns an error matching
 // store.ErrConflict for the active key and store.ErrNotFound for an unknown
 // one.
 type SigningKeyManager interface {
-	Rotate(ctx context.Context, projectID string) (store.SigningKey, error)
+	RotateTo(ctx context.Context, projectID, alg string) (store.SigningKey, error)
 	Retire(ctx context.Context, projectID, kid string) error
 }
 
@@ -260,6 +272,8 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		h.methods(c, "GET, HEAD, POST", h.authed(c, h.keyList), h.authed(c, h.createKey))
 	case "revoke":
 		h.methods(c, "GET, HEAD, POST", h.authed(c, h.confirmRevoke), h.authed(c, h.revokeKey))
+	case "roll":
+		h.methods(c, "GET, HEAD, POST", h.authed(c, h.confirmRoll), h.authed(c, h.rollKey))
 	case "signing-keys":
 		h.methods(c, "GET, HEAD", h.authed(c, h.signingKeyList), nil)
 	case "rotate":

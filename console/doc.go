@@ -1,5 +1,5 @@
 // Package console is Latchkey's web console: the pages where a project's
-// administrators create, list and revoke permanent API keys, rotate and
+// administrators create, list, roll and revoke permanent API keys, rotate and
 // retire the project's signing keys, administer the project's users and
 // read its audit log.
 //
@@ -10,8 +10,10 @@
 //	GET  /console/signin         the sign-in form
 //	POST /console/signin         signs in (email and password of a user tagged admin)
 //	POST /console/signout        ends the session, on every instance
-//	GET  /console/keys           the API keys (creator, signing key, status), with the form that creates one
-//	POST /console/keys           creates a key and shows its token, once
+//	GET  /console/keys           a page of the API keys (scopes, creator, signing key, expiry, status), oldest first, with limit, cursor and a name prefix (name=), and the form that creates one
+//	POST /console/keys           creates a key (name, scopes, expiry) and shows its token, once
+//	GET  /console/roll?id=       asks to confirm a roll, saying when the old key stops for each overlap offered
+//	POST /console/roll           makes the successor, shows its token once, and schedules the old key's revocation
 //	GET  /console/revoke?id=     asks to confirm a revocation
 //	POST /console/revoke         revokes the key, with immediate effect
 //	GET  /console/signing-keys   the project's signing keys, with their public keys

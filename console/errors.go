@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
@@ -42,10 +43,17 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 }
 
 // fail logs err and answers a generic 500 page, or 503 when the store is
-// unavailable (store.ErrUnavailable).
+// unavailable (store.ErrUnavailable) or did not answer within the
+// request's deadline (problem.StoreTimedOut).
+// A client that disconnected (problem.ClientGone) is logged at Debug level
+// only: it is not a fault of the server.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	h.log.ErrorContext(r.Context(), "console: internal error", "path", r.URL.Path, "err", err)
-	if errors.Is(err, store.ErrUnavailable) {
+	if problem.ClientGone(r.Context(), err) {
+		h.log.DebugContext(r.Context(), "console: client disconnected", "path", r.URL.Path, "err", err)
+	} else {
+		h.log.ErrorContext(r.Context(), "console: internal error", "path", r.URL.Path, "err", err)
+	}
+	if errors.Is(err, store.ErrUnavailable) || problem.StoreTimedOut(r.Context()) {
 		w.Header().Set("Retry-After", "5")
 		h.errorPage(w, r, http.StatusServiceUnavailable, "Temporarily unavailable",
 			"The console cannot reach its database right now. Try again in a few seconds, and reload the page first to see whether your last change was made.")

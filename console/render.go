@@ -20,6 +20,7 @@ const (
 	pageKeys    = "keys"
 	pageCreated = "created"
 	pageRevoke  = "revoke"
+	pageRoll    = "roll"
 	pageSigning = "signing"
 	pageRetire  = "retire"
 	pageRotate  = "rotate"
@@ -51,7 +52,7 @@ var templateFuncs = template.FuncMap{
 
 func parsePages() *pages {
 	p := &pages{t: make(map[string]*template.Template)}
-	for _, name := range []string{pageSignin, pageKeys, pageCreated, pageRevoke, pageSigning, pageRetire, pageRotate,
+	for _, name := range []string{pageSignin, pageKeys, pageCreated, pageRevoke, pageRoll, pageSigning, pageRetire, pageRotate,
 		pageUsers, pageUser, pagePasswd, pageDisable, pageAudit, pageError} {
 		p.t[name] = template.Must(template.New("layout.html").Funcs(templateFuncs).
 			ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))

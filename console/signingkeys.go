@@ -2,22 +2,50 @@ package console
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
+	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
 // signingRow is one signing key as the list shows it.
 type signingRow struct {
 	ID        string
+	Algorithm string // EdDSA, ES256 or RS256
 	CreatedAt time.Time
 	RetiredAt time.Time
 	Active    bool
-	// PublicKey is the key's JWK "x": base64url of the public key.
+	// PublicKey is, for an Ed25519 key, its JWK "x" (base64url of the
+	// public key); for the others, the JWK members of the key, as JSON.
 	PublicKey string
+}
+
+// algorithms are the choices of the rotation form, the default first.
+var algorithms = []string{store.AlgEdDSA, store.AlgES256, store.AlgRS256}
+
+// publicKeyText is how the list shows the public key pub of algorithm alg.
+func publicKeyText(alg string, pub []byte) string {
+	if alg == store.AlgEdDSA {
+		return base64.RawURLEncoding.EncodeToString(pub)
+	}
+	p, err := keys.ParsePublicKey(alg, pub)
+	if err != nil {
+		return "(unusable key)"
+	}
+	j := p.JWK("")
+	m := map[string]string{"kty": j.Kty, "crv": j.Crv, "x": j.X, "y": j.Y, "n": j.N, "e": j.E}
+	for k, v := range m {
+		if v == "" {
+			delete(m, k)
+		}
+	}
+	b, _ := json.Marshal(m) // sorted keys
+	return string(b)
 }
 
 // Retired reports whether the key is retired.
@@ -42,6 +70,10 @@ type rotateData struct {
 	// Active is the active key, which rotation demotes; its ID is "" when
 	// the project has none.
 	Active signingRow
+	// Algorithms are the choices of algorithm, the default first; Chosen
+	// is the one selected: the active key's, or the default.
+	Algorithms []string
+	Chosen     string
 }
 
 // signingRows returns the project's signing keys, newest first, marking
@@ -57,9 +89,10 @@ func (h *Handler) signingRows(c *call) ([]signingRow, error) {
 		k := list[i]
 		row := signingRow{
 			ID:        k.ID,
+			Algorithm: k.Algorithm,
 			CreatedAt: k.CreatedAt,
 			RetiredAt: k.RetiredAt,
-			PublicKey: base64.RawURLEncoding.EncodeToString(k.PublicKey),
+			PublicKey: publicKeyText(k.Algorithm, k.PublicKey),
 		}
 		if !active && !k.Retired() {
 			row.Active, active = true, true
@@ -86,25 +119,32 @@ func (h *Handler) confirmRotate(c *call) {
 		h.fail(c.w, c.r, err)
 		return
 	}
-	d := rotateData{}
+	d := rotateData{Algorithms: algorithms, Chosen: algorithms[0]}
 	for _, row := range rows {
 		if row.Active {
 			d.Active = row
+			d.Chosen = row.Algorithm
 		}
 	}
 	h.render(c.w, c.r, http.StatusOK, pageRotate, h.page(c, "Rotate the signing key", "signing", d))
 }
 
-// rotate serves POST rotate: a new active signing key.
+// rotate serves POST rotate: a new active signing key, of the algorithm
+// the form's alg names ("" or none: the active key's).
 func (h *Handler) rotate(c *call) {
-	k, err := h.deps.Keyring.Rotate(c.r.Context(), c.project)
+	alg := c.r.PostForm.Get("alg")
+	if alg != "" && !slices.Contains(algorithms, alg) {
+		h.errorPage(c.w, c.r, http.StatusBadRequest, "No such algorithm", "A signing key is EdDSA, ES256 or RS256.")
+		return
+	}
+	k, err := h.deps.Keyring.RotateTo(c.r.Context(), c.project, alg)
 	if err != nil {
 		h.fail(c.w, c.r, fmt.Errorf("console: rotating the signing key: %w", err))
 		return
 	}
-	h.log.InfoContext(c.r.Context(), "console: signing key rotated", "project", c.project, "kid", k.ID, "user", c.user.ID)
+	h.log.InfoContext(c.r.Context(), "console: signing key rotated", "project", c.project, "kid", k.ID, "alg", k.Algorithm, "user", c.user.ID)
 	h.setFlash(c, flash{Kind: "success",
-		Message: fmt.Sprintf("%s is the new active signing key. Older keys keep verifying until you retire them.", k.ID)})
+		Message: fmt.Sprintf("%s is the new active signing key. It signs with %s; older keys keep verifying until you retire them.", k.ID, k.Algorithm)})
 	redirect(c.w, "signing-keys")
 }
 

@@ -10,6 +10,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/latchkey-dev/latchkey/requestid"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -55,6 +56,7 @@ type Authenticator struct {
 	lim    Limiter
 	log    *slog.Logger
 	dummy  string
+	flying *inFlight // attempts let through, their outcome not yet counted
 }
 
 // NewAuthenticator returns an Authenticator over users, hashing with h and
@@ -79,7 +81,7 @@ func NewAuthenticator(users store.UserStore, h *Hasher, lim Limiter, opts *AuthO
 	if err != nil {
 		panic("identity: hashing the dummy password: " + err.Error()) // unreachable: the password is short and ctx never ends
 	}
-	return &Authenticator{users: users, hasher: h, lim: lim, log: o.Logger, dummy: dummy}
+	return &Authenticator{users: users, hasher: h, lim: lim, log: o.Logger, dummy: dummy, flying: newInFlight()}
 }
 
 // Authenticate returns the user of project projectID whose email equals
@@ -89,8 +91,12 @@ func NewAuthenticator(users store.UserStore, h *Hasher, lim Limiter, opts *AuthO
 // Before any lookup or hashing it asks the Limiter whether the account
 // (projectID and the normalized email, whether or not such a user exists)
 // or clientAddr has failed too often, and if so returns a
-// *RateLimitedError. An unknown email, a wrong password, a disabled user, a
-// password over MaxPasswordLen bytes and an unreadable stored hash all
+// *RateLimitedError. The attempts on the account or from clientAddr that
+// this Authenticator let through and whose outcome is not counted yet
+// (hashing, or their failure still being written) count as failures
+// there: with a slow store or a busy hasher, no more attempts are checked
+// than the limits allow. An unknown email, a wrong password, a disabled
+// user, a password over MaxPasswordLen bytes and an unreadable stored hash all
 // return ErrInvalidCredentials and count as one failure for the account and
 // the address; an unknown email and a disabled user cost one argon2id hash,
 // exactly as a wrong password does. Throttling fails closed: when the
@@ -101,28 +107,50 @@ func NewAuthenticator(users store.UserStore, h *Hasher, lim Limiter, opts *AuthO
 // account only. Any other error is a store or context error.
 func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, password, clientAddr string) (store.User, error) {
 	account, address := accountKey(projectID, email), addressKey(projectID, clientAddr)
-	// The limits are checked before anything else, and again once a
-	// hashing slot is held: failures are counted after the hash, so
-	// without the second check every attempt queued behind a busy hasher
-	// would pass the first and cost a hash, however far over the limit.
-	admit := func() error {
-		wait, err := a.lim.Check(ctx, account, address)
+	check := func(inFlight InFlight) error {
+		wait, err := a.lim.Check(ctx, account, address, inFlight)
 		if err != nil {
 			return fmt.Errorf("identity: sign-in throttling could not be checked: %w: %w", store.ErrUnavailable, err)
 		}
 		if wait > 0 {
-			a.log.InfoContext(ctx, "sign-in throttled", "project", projectID, "client", clientAddr)
 			return &RateLimitedError{RetryAfter: wait}
 		}
 		return nil
 	}
-	if err := admit(); err != nil {
-		return store.User{}, err
+	// throttled logs a refusal for throttling (a check may be asked
+	// again before it refuses: see inFlight.admit).
+	throttled := func(err error) error {
+		var rl *RateLimitedError
+		if errors.As(err, &rl) {
+			a.log.InfoContext(ctx, "sign-in throttled", withRequestID(ctx, "project", projectID, "client", clientAddr)...)
+		}
+		return err
+	}
+	// The limits are checked before anything else, and again once a
+	// hashing slot is held (admit): failures are counted after the hash,
+	// so without the second check every attempt queued behind a busy
+	// hasher would pass the first and cost a hash, however far over the
+	// limit. The second check admits the attempt: it counts as a failure
+	// in flight until its outcome is in the store (attempt.settle), so
+	// that the attempts checked while its failure is being written count
+	// it.
+	if err := check(a.flying.counts(account, address)); err != nil {
+		return store.User{}, throttled(err)
+	}
+	var at *attempt // admitted: in flight until its outcome is counted
+	defer func() { at.end() }()
+	admit := func() error {
+		if at != nil {
+			return nil // admitted by an earlier hash of this attempt
+		}
+		var err error
+		at, err = a.flying.admit(ctx, account, address, check)
+		return throttled(err)
 	}
 	if len(password) > MaxPasswordLen {
 		// Refused without hashing: the answer does not depend on the
 		// account, so skipping the hash reveals nothing.
-		return store.User{}, a.fail(ctx, projectID, account, address, clientAddr, "", "password too long")
+		return store.User{}, a.fail(ctx, at, projectID, account, address, clientAddr, "", "password too long")
 	}
 
 	u, err := a.users.GetUserByEmail(ctx, projectID, email)
@@ -133,7 +161,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 		if _, _, err := a.hasher.verify(ctx, a.dummy, password, admit); err != nil {
 			return store.User{}, err
 		}
-		return store.User{}, a.fail(ctx, projectID, account, address, clientAddr, "", "unknown email")
+		return store.User{}, a.fail(ctx, at, projectID, account, address, clientAddr, "", "unknown email")
 	case err != nil:
 		return store.User{}, fmt.Errorf("identity: looking up user: %w", err)
 	}
@@ -148,13 +176,13 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 		return store.User{}, err
 	}
 	if !ok {
-		return store.User{}, a.fail(ctx, projectID, account, address, clientAddr, u.ID, "wrong password")
+		return store.User{}, a.fail(ctx, at, projectID, account, address, clientAddr, u.ID, "wrong password")
 	}
 	if u.Disabled() {
-		return store.User{}, a.fail(ctx, projectID, account, address, clientAddr, u.ID, "user disabled")
+		return store.User{}, a.fail(ctx, at, projectID, account, address, clientAddr, u.ID, "user disabled")
 	}
 
-	if err := a.lim.Success(ctx, account); err != nil {
+	if err := at.settle(func() error { return a.lim.Success(ctx, account) }); err != nil {
 		a.log.ErrorContext(ctx, "clearing sign-in failures", "project", projectID, "user", u.ID, "err", err)
 	}
 	if rehash {
@@ -168,17 +196,28 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 // attempt that throttling did not see is refused. The log line names the
 // account by userID when it exists, else by its throttling key's hash,
 // never by its email.
-func (a *Authenticator) fail(ctx context.Context, projectID, account, address, clientAddr, userID, reason string) error {
+func (a *Authenticator) fail(ctx context.Context, at *attempt, projectID, account, address, clientAddr, userID, reason string) error {
 	who := slog.String("user", userID)
 	if userID == "" {
 		who = slog.String("account", accountRef(account))
 	}
-	if err := a.lim.Failure(ctx, account, address); err != nil {
-		a.log.ErrorContext(ctx, "sign-in refused: the failure could not be counted", "project", projectID, who, "client", clientAddr, "err", err)
+	if err := at.settle(func() error { return a.lim.Failure(ctx, account, address) }); err != nil {
+		a.log.ErrorContext(ctx, "sign-in refused: the failure could not be counted",
+			withRequestID(ctx, "project", projectID, who, "client", clientAddr, "err", err)...)
 		return fmt.Errorf("identity: a failed sign-in could not be counted: %w: %w", store.ErrUnavailable, err)
 	}
-	a.log.InfoContext(ctx, "sign-in failed", "project", projectID, who, "client", clientAddr, "reason", reason)
+	a.log.InfoContext(ctx, "sign-in failed", withRequestID(ctx, "project", projectID, who, "client", clientAddr, "reason", reason)...)
 	return ErrInvalidCredentials
+}
+
+// withRequestID returns the attributes of a log line, args, with the
+// request's id (package requestid) as request_id when ctx carries one, so
+// that a sign-in's log lines can be found from its answer.
+func withRequestID(ctx context.Context, args ...any) []any {
+	if id := requestid.FromContext(ctx); id != "" {
+		return append(args, "request_id", id)
+	}
+	return args
 }
 
 // upgrade replaces u's password hash with a fresh argon2id hash. A failure

@@ -22,14 +22,29 @@ import (
 type Limiter interface {
 	// Check returns how long the caller must wait before trying again: a
 	// positive duration when account or address has reached its limit in
-	// its current window, zero when the attempt may proceed.
-	Check(ctx context.Context, account, address string) (retryAfter time.Duration, err error)
+	// its current window, counting as failures both those recorded and
+	// the attempts inFlight names, zero when the attempt may proceed.
+	// When in-flight attempts alone reach a limit (no window is open yet),
+	// the wait is a whole window: the one their failures will open.
+	Check(ctx context.Context, account, address string, inFlight InFlight) (retryAfter time.Duration, err error)
 	// Failure counts one failed attempt against account and address.
 	Failure(ctx context.Context, account, address string) error
 	// Success forgets the failures of account, after a successful sign-in.
 	// The address's count is kept, so that a valid account cannot be used
 	// to reset it.
 	Success(ctx context.Context, account string) error
+}
+
+// InFlight counts sign-in attempts that were let through and whose outcome
+// is not counted yet: each is hashing, or its failure is being written.
+// Limiter.Check counts them as failures, so that attempts made while
+// earlier ones are still being hashed or counted (a slow store, a busy
+// hasher) cannot pass the limit.
+type InFlight struct {
+	// Account is the number of such attempts on the account.
+	Account int
+	// Address is the number of such attempts from the client address.
+	Address int
 }
 
 // Default throttling limits.
@@ -136,11 +151,16 @@ func addressKey(projectID, addr string) string {
 	return addressKeyPrefix + projectID + "/" + addr
 }
 
-// retryAfter returns how long until resetAt, or zero when count is below
-// limit or the window is over.
-func retryAfter(count, limit int, resetAt, now time.Time) time.Duration {
-	if count < limit {
+// retryAfter returns how long until resetAt, or zero when count (failures
+// recorded in the window that ends at resetAt) plus pending (failures in
+// flight) is below limit. When there is no window open at now, the wait is
+// window: the window that the failures in flight will open.
+func retryAfter(count, pending, limit int, resetAt, now time.Time, window time.Duration) time.Duration {
+	if count+pending < limit {
 		return 0
 	}
-	return max(resetAt.Sub(now), 0)
+	if count == 0 || !resetAt.After(now) {
+		return window
+	}
+	return resetAt.Sub(now)
 }

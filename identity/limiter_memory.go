@@ -36,14 +36,14 @@ func NewMemoryLimiter(opts *LimiterOptions) *MemoryLimiter {
 }
 
 // Check implements Limiter.
-func (l *MemoryLimiter) Check(_ context.Context, account, address string) (time.Duration, error) {
+func (l *MemoryLimiter) Check(_ context.Context, account, address string, inFlight InFlight) (time.Duration, error) {
 	now := l.opts.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pruneLocked(now)
-	wait := l.waitLocked(account, l.opts.AccountLimit, now)
+	wait := l.waitLocked(account, inFlight.Account, l.opts.AccountLimit, now)
 	if address != "" {
-		wait = max(wait, l.waitLocked(address, l.opts.AddressLimit, now))
+		wait = max(wait, l.waitLocked(address, inFlight.Address, l.opts.AddressLimit, now))
 	}
 	return wait, nil
 }
@@ -79,13 +79,13 @@ func (l *MemoryLimiter) Len() int {
 	return len(l.entries)
 }
 
-func (l *MemoryLimiter) waitLocked(key string, limit int, now time.Time) time.Duration {
-	el, ok := l.entries[key]
-	if !ok {
-		return 0
+func (l *MemoryLimiter) waitLocked(key string, pending, limit int, now time.Time) time.Duration {
+	count, reset := 0, time.Time{}
+	if el, ok := l.entries[key]; ok {
+		e := el.Value.(*memoryEntry)
+		count, reset = e.count, e.start.Add(l.opts.Window)
 	}
-	e := el.Value.(*memoryEntry)
-	return retryAfter(e.count, limit, e.start.Add(l.opts.Window), now)
+	return retryAfter(count, pending, limit, reset, now, l.opts.Window)
 }
 
 func (l *MemoryLimiter) addLocked(key string, now time.Time) {

@@ -28,19 +28,19 @@ func NewStoreLimiter(st store.ThrottleStore, opts *LimiterOptions) *StoreLimiter
 }
 
 // Check implements Limiter with one read per key.
-func (l *StoreLimiter) Check(ctx context.Context, account, address string) (time.Duration, error) {
-	now := l.opts.Now()
-	n, reset, err := l.st.Failures(ctx, account, now, l.opts.Window)
+func (l *StoreLimiter) Check(ctx context.Context, account, address string, inFlight InFlight) (time.Duration, error) {
+	now, window := l.opts.Now(), l.opts.Window
+	n, reset, err := l.st.Failures(ctx, account, now, window)
 	if err != nil {
 		return 0, fmt.Errorf("identity: reading failures: %w", err)
 	}
-	wait := retryAfter(n, l.opts.AccountLimit, reset, now)
+	wait := retryAfter(n, inFlight.Account, l.opts.AccountLimit, reset, now, window)
 	if address != "" {
-		n, reset, err := l.st.Failures(ctx, address, now, l.opts.Window)
+		n, reset, err := l.st.Failures(ctx, address, now, window)
 		if err != nil {
 			return 0, fmt.Errorf("identity: reading failures: %w", err)
 		}
-		wait = max(wait, retryAfter(n, l.opts.AddressLimit, reset, now))
+		wait = max(wait, retryAfter(n, inFlight.Address, l.opts.AddressLimit, reset, now, window))
 	}
 	return wait, nil
 }

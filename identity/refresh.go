@@ -43,7 +43,7 @@ func (h *Handler) rotate(w http.ResponseWriter, r *http.Request, projectID, fami
 	switch {
 	case errors.Is(err, store.ErrReplayed):
 		h.log.WarnContext(ctx, "refresh token replayed; session ended",
-			"project", projectID, "session", familyID, "generation", gen, "client", h.addr(r))
+			withRequestID(ctx, "project", projectID, "session", familyID, "generation", gen, "client", h.addr(r))...)
 		h.recordSession(r, projectID, familyID, store.ActionSessionReplayed)
 		h.metrics.replays.Add(ctx, "")
 		h.metrics.revocations.Add(ctx, telemetry.KindSession)

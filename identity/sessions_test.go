@@ -191,11 +191,11 @@ type failingLimiter struct {
 
 var errLimiterDown = errors.New("the throttle table is locked")
 
-func (l failingLimiter) Check(ctx context.Context, account, address string) (time.Duration, error) {
+func (l failingLimiter) Check(ctx context.Context, account, address string, inFlight identity.InFlight) (time.Duration, error) {
 	if l.failCheck {
 		return 0, errLimiterDown
 	}
-	return l.Limiter.Check(ctx, account, address)
+	return l.Limiter.Check(ctx, account, address, inFlight)
 }
 
 func (l failingLimiter) Failure(ctx context.Context, account, address string) error {

@@ -6,15 +6,19 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/postgres"
+	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
 )
 
@@ -219,14 +223,14 @@ func TestMemoryLimiter_Bounded(t *testing.T) {
 	for range 3 {
 		require.NoError(t, lim.Failure(ctx, "hot", ""))
 	}
-	wait, err := lim.Check(ctx, "hot", "")
+	wait, err := lim.Check(ctx, "hot", "", identity.InFlight{})
 	require.NoError(t, err)
 	assert.Equal(t, time.Minute, wait)
 	assert.Equal(t, 1, lim.Len(), "expired windows are dropped")
 	for i := range 9 {
 		require.NoError(t, lim.Failure(ctx, fmt.Sprintf("new-%d", i), ""))
 	}
-	wait, err = lim.Check(ctx, "hot", "")
+	wait, err = lim.Check(ctx, "hot", "", identity.InFlight{})
 	require.NoError(t, err)
 	assert.Equal(t, time.Minute, wait, "hot is kept while the limiter has room")
 
@@ -234,7 +238,7 @@ func TestMemoryLimiter_Bounded(t *testing.T) {
 	c.Advance(time.Second)
 	require.NoError(t, lim.Failure(ctx, "newest", ""))
 	assert.Equal(t, 10, lim.Len())
-	wait, err = lim.Check(ctx, "hot", "")
+	wait, err = lim.Check(ctx, "hot", "", identity.InFlight{})
 	require.NoError(t, err)
 	assert.Zero(t, wait, "the oldest entry was evicted")
 
@@ -243,10 +247,10 @@ func TestMemoryLimiter_Bounded(t *testing.T) {
 	require.NoError(t, lim.Failure(ctx, "a", "ip"))
 	require.NoError(t, lim.Failure(ctx, "a", "ip"))
 	require.NoError(t, lim.Success(ctx, "a"))
-	wait, err = lim.Check(ctx, "a", "")
+	wait, err = lim.Check(ctx, "a", "", identity.InFlight{})
 	require.NoError(t, err)
 	assert.Zero(t, wait)
-	wait, err = lim.Check(ctx, "a", "ip")
+	wait, err = lim.Check(ctx, "a", "ip", identity.InFlight{})
 	require.NoError(t, err)
 	assert.Equal(t, time.Minute, wait)
 }
@@ -270,8 +274,9 @@ func TestRateLimitedError_RetryAfterSeconds(t *testing.T) {
 // TestLogin_ThrottleHoldsUnderConcurrency sends many wrong passwords from one
 // address at once. Failures are counted after hashing, so every attempt
 // passes the first check; the limit must still hold because each attempt
-// checks again once it holds a hashing slot. Without that second check all
-// of them would be hashed and answered 401.
+// checks again once it holds a hashing slot, counting the attempts still
+// in flight. Without that second check all of them would be hashed and
+// answered 401.
 func TestLogin_ThrottleHoldsUnderConcurrency(t *testing.T) {
 	const limit, attempts = 3, 20
 	for _, kind := range limiterKinds {
@@ -299,10 +304,137 @@ func TestLogin_ThrottleHoldsUnderConcurrency(t *testing.T) {
 				counts[st]++
 			}
 			assert.Equal(t, attempts, counts[http.StatusUnauthorized]+counts[http.StatusTooManyRequests], "only 401 and 429: %v", counts)
-			// One slot: at most the limit, plus the attempt that took the
-			// slot while the previous failure was being counted.
-			assert.GreaterOrEqual(t, counts[http.StatusUnauthorized], limit, "%v", counts)
-			assert.LessOrEqual(t, counts[http.StatusUnauthorized], limit+2, "hashed attempts past the limit: %v", counts)
+			// Exactly the limit: an attempt whose failure is still being
+			// counted is counted in flight.
+			assert.Equal(t, limit, counts[http.StatusUnauthorized], "%v", counts)
 		})
 	}
+}
+
+// slowThrottle is a ThrottleStore whose AddFailure waits until open is
+// closed (or its context ends) before it counts: a store whose writes are
+// slow, as SQLite locked by another connection or a PostgreSQL throttle
+// table under a lock. waiting counts the calls that waited.
+type slowThrottle struct {
+	store.ThrottleStore
+	open    chan struct{}
+	waiting atomic.Int32
+}
+
+func (s *slowThrottle) AddFailure(ctx context.Context, key string, now time.Time, window time.Duration) (int, time.Time, error) {
+	select {
+	case <-s.open:
+	default:
+		s.waiting.Add(1)
+		select {
+		case <-s.open:
+		case <-ctx.Done():
+			return 0, time.Time{}, ctx.Err()
+		}
+	}
+	return s.ThrottleStore.AddFailure(ctx, key, now, window)
+}
+
+// TestLogin_ThrottleHoldsWhileCountsAreSlow: while the store is slow to
+// count failures, 40 parallel wrong passwords for one account are checked
+// no more often than the limit allows. Each checked attempt waits in
+// AddFailure, still counted in flight; every other one is answered 429 at
+// once, with no hash. Without the in-flight count every attempt passes
+// the check, since no failure has landed yet, and is hashed.
+func TestLogin_ThrottleHoldsWhileCountsAreSlow(t *testing.T) {
+	const limit, attempts = 10, 40
+	slow := &slowThrottle{open: make(chan struct{})}
+	e := newEnv(t, envConfig{
+		limiter: func(st store.Store, now func() time.Time) identity.Limiter {
+			slow.ThrottleStore = st
+			return identity.NewStoreLimiter(slow, &identity.LimiterOptions{AccountLimit: limit, AddressLimit: 1000, Now: now})
+		},
+		hasher: &identity.HasherOptions{MaxConcurrent: 4},
+	})
+	e.createUser(t, "default", "alice@example.com", "correct horse", "")
+
+	var throttled atomic.Int32
+	statuses := make([]int, attempts)
+	var wg sync.WaitGroup
+	for i := range attempts {
+		wg.Go(func() {
+			statuses[i] = e.login(t, "", "alice@example.com", "wrong horse").status
+			if statuses[i] == http.StatusTooManyRequests {
+				throttled.Add(1)
+			}
+		})
+	}
+	// Every attempt is either answered 429 or waiting to be counted.
+	require.Eventually(t, func() bool { return int(throttled.Load()+slow.waiting.Load()) == attempts },
+		time.Minute, 5*time.Millisecond, "throttled %d, waiting %d", throttled.Load(), slow.waiting.Load())
+	assert.Equal(t, int32(limit), slow.waiting.Load(), "attempts checked while the count was slow")
+	close(slow.open)
+	wg.Wait()
+
+	counts := map[int]int{}
+	for _, st := range statuses {
+		counts[st]++
+	}
+	assert.Equal(t, map[int]int{http.StatusUnauthorized: limit, http.StatusTooManyRequests: attempts - limit}, counts)
+	// The checked attempts were all counted: the right password is
+	// throttled now.
+	assert.Equal(t, http.StatusTooManyRequests, e.login(t, "", "alice@example.com", "correct horse").status)
+}
+
+// TestLogin_ThrottleHoldsWhileThrottlesLockedOnPostgres is
+// TestLogin_ThrottleHoldsWhileCountsAreSlow on PostgreSQL, the counts
+// stalled as a real database stalls them: another session holds the
+// throttles table in EXCLUSIVE mode (reads go on, writes wait). 40
+// parallel wrong passwords for one account: as many wait to be counted as
+// the limit allows, the others are refused 429 at once.
+func TestLogin_ThrottleHoldsWhileThrottlesLockedOnPostgres(t *testing.T) {
+	const limit, attempts = 10, 40
+	dbURL := pgtest.NewDatabase(t)
+	pg, err := postgres.Open(t.Context(), dbURL, &postgres.Options{Logger: testLogger(t), MaxConns: attempts + 4})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pg.Close() })
+	e := newEnv(t, envConfig{
+		limiter: func(_ store.Store, now func() time.Time) identity.Limiter {
+			return identity.NewStoreLimiter(pg, &identity.LimiterOptions{AccountLimit: limit, AddressLimit: 1000, Now: now})
+		},
+		hasher: &identity.HasherOptions{MaxConcurrent: 4},
+	})
+	e.createUser(t, "default", "alice@example.com", "correct horse", "")
+
+	locker, err := pgx.Connect(t.Context(), dbURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = locker.Close(context.Background()) })
+	tx, err := locker.Begin(t.Context())
+	require.NoError(t, err)
+	_, err = tx.Exec(t.Context(), "LOCK TABLE throttles IN EXCLUSIVE MODE")
+	require.NoError(t, err)
+	waiting := func() int {
+		var n int
+		require.NoError(t, locker.QueryRow(t.Context(),
+			"SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'throttles'::regclass").Scan(&n))
+		return n
+	}
+
+	var throttled atomic.Int32
+	statuses := make([]int, attempts)
+	var wg sync.WaitGroup
+	for i := range attempts {
+		wg.Go(func() {
+			statuses[i] = e.login(t, "", "alice@example.com", "wrong horse").status
+			if statuses[i] == http.StatusTooManyRequests {
+				throttled.Add(1)
+			}
+		})
+	}
+	require.Eventually(t, func() bool { return int(throttled.Load())+waiting() == attempts },
+		time.Minute, 10*time.Millisecond)
+	assert.Equal(t, limit, waiting(), "attempts checked while the throttles table was locked")
+	require.NoError(t, tx.Rollback(t.Context()))
+	wg.Wait()
+
+	counts := map[int]int{}
+	for _, st := range statuses {
+		counts[st]++
+	}
+	assert.Equal(t, map[int]int{http.StatusUnauthorized: limit, http.StatusTooManyRequests: attempts - limit}, counts)
 }

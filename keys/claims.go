@@ -55,12 +55,20 @@ type Claims struct {
 	// ID is jti, the token's random id.
 	ID string
 	// SessionID is sid: the session (refresh family) a login token belongs
-	// to, or "" for API key tokens and login tokens minted before sessions.
+	// to, or "" for API key tokens. Every accepted login token has one.
 	SessionID string
 	// Tags are the user's tags when a login token was minted; nil for API
 	// key tokens.
 	Tags []string
+	// Scopes are the scope claim of an API key token (space-separated, RFC
+	// 8693 4.2), split; nil for a key with no scopes, which may do
+	// everything, and for login tokens.
+	Scopes []string
 }
+
+// Scope returns the scope claim as the token carries it: the scopes
+// separated by spaces, or "".
+func (c *Claims) Scope() string { return strings.Join(c.Scopes, " ") }
 
 // Kind returns the principal kind named by the subject's prefix, or 0.
 func (c *Claims) Kind() Kind {
@@ -78,10 +86,15 @@ func (c *Claims) Kind() Kind {
 // any time.
 //
 //   - sub is "usr_..." (a login token) or "key_..." (an API key token);
-//   - a login token carries exp, and exp is at most iat + LoginTokenTTL;
-//     sid, when present, is "rf_...";
-//   - an API key token carries no exp and no sid: permanent keys end only
-//     by revocation or by retirement of their signing key;
+//   - a login token carries exp, and exp is at most iat + LoginTokenTTL,
+//     and a sid "rf_...": a login token without one (minted before
+//     sessions existed, long expired) would skip every session and user
+//     check, so none is accepted; it carries no scope;
+//   - an API key token carries no sid, and exp only after iat: a key
+//     created without an expiry ends only by revocation or by retirement
+//     of its signing key; its scope claim, when present, holds 1 to
+//     store.MaxScopes scope names (store.ValidScope) separated by single
+//     spaces;
 //   - iat and jti are present.
 func (c *Claims) checkShape() error {
 	if len(c.Subject) > maxSubjectLen {
@@ -101,15 +114,24 @@ func (c *Claims) checkShape() error {
 		if c.ExpiresAt.After(c.IssuedAt.Add(LoginTokenTTL)) {
 			return malformed("login token lifetime too long")
 		}
-		if c.SessionID != "" && (!strings.HasPrefix(c.SessionID, sessionPrefix) || len(c.SessionID) > maxSubjectLen) {
+		if c.SessionID == "" {
+			return malformed("login token without sid")
+		}
+		if !strings.HasPrefix(c.SessionID, sessionPrefix) || len(c.SessionID) > maxSubjectLen {
 			return malformed("bad sid")
 		}
+		if c.Scopes != nil {
+			return malformed("login token with scope")
+		}
 	case KindAPIKey:
-		if !c.ExpiresAt.IsZero() {
-			return malformed("API key token with exp")
+		if !c.ExpiresAt.IsZero() && !c.ExpiresAt.After(c.IssuedAt) {
+			return malformed("API key token with exp not after iat")
 		}
 		if c.SessionID != "" {
 			return malformed("API key token with sid")
+		}
+		if c.Scopes != nil && store.CheckScopes(c.Scopes) != nil {
+			return malformed("bad scope claim")
 		}
 	default:
 		return malformed("unknown subject kind")
@@ -119,12 +141,17 @@ func (c *Claims) checkShape() error {
 
 // CheckTime checks exp, nbf and iat against now, each give or take leeway:
 // the token has not expired, is not used before its nbf, and was not issued
-// in the future. Parse makes this check; a verifier that keeps the claims of
-// tokens it has parsed makes it again at each use. A refusal matches
-// ErrTokenExpired.
+// in the future. The exp of an API key token is checked without leeway:
+// its expiry is the key's, refused from that second on like a revocation.
+// Parse makes this check; a verifier that keeps the claims of tokens it has
+// parsed makes it again at each use. A refusal matches ErrTokenExpired.
 func (c *Claims) CheckTime(now time.Time, leeway time.Duration) error {
+	expLeeway := leeway
+	if c.Kind() == KindAPIKey {
+		expLeeway = 0
+	}
 	switch {
-	case !c.ExpiresAt.IsZero() && !now.Before(c.ExpiresAt.Add(leeway)):
+	case !c.ExpiresAt.IsZero() && !now.Before(c.ExpiresAt.Add(expLeeway)):
 		return expired("expired")
 	case !c.NotBefore.IsZero() && now.Add(leeway).Before(c.NotBefore):
 		return expired("not valid yet")
@@ -145,6 +172,7 @@ type wireClaims struct {
 	ID        string           `json:"jti"`
 	SessionID string           `json:"sid,omitempty"`
 	Tags      []string         `json:"tags,omitempty"`
+	Scope     *string          `json:"scope,omitempty"`
 }
 
 func (c *wireClaims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt, nil }
@@ -171,7 +199,18 @@ func (c *wireClaims) claims(kid string) (*Claims, error) {
 		ID:        c.ID,
 		SessionID: c.SessionID,
 		Tags:      c.Tags,
+		Scopes:    scopesOfClaim(c.Scope),
 	}, nil
+}
+
+// scopesOfClaim splits a scope claim. An absent claim is nil; a present one
+// is split at single spaces, so that an empty claim, or one with empty
+// names, is refused by checkShape rather than read as no scopes.
+func scopesOfClaim(scope *string) []string {
+	if scope == nil {
+		return nil
+	}
+	return strings.Split(*scope, " ")
 }
 
 func timeOf(d *jwt.NumericDate) time.Time {
@@ -195,6 +234,8 @@ type mintClaims struct {
 	// Tags is non-nil on login tokens (written even when empty) and nil,
 	// so omitted, on API key tokens.
 	Tags []string `json:"tags,omitzero"`
+	// Scope is the scope claim of an API key with scopes.
+	Scope string `json:"scope,omitempty"`
 }
 
 func (c *mintClaims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt, nil }

@@ -125,7 +125,7 @@ func (pc *pendingCheck) decideAt(ctx context.Context, rv *requestVersion) error 
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	if !pc.done {
-		_, err := pc.v.signingKey(ctx, pc.project, pc.claims.KeyID, rv)
+		err := pc.v.checkSigningKey(ctx, pc.project, pc.claims.KeyID, rv)
 		if err == nil {
 			err = pc.v.checkRecords(ctx, pc.project, pc.claims, pc.now, true, rv)
 		}
@@ -154,14 +154,12 @@ func (pc *pendingCheck) allows(ctx context.Context, recs store.TokenRecords) err
 	if recs.SigningKey == nil {
 		return unknownKid()
 	}
-	if _, err := signingRecordOf(*recs.SigningKey, 0).key(); err != nil {
+	if err := signingRecordOf(*recs.SigningKey, 0).live(); err != nil {
 		return err
 	}
 	switch c.Kind() {
 	case KindUser:
-		if c.SessionID == "" {
-			return nil
-		}
+		// Parse refuses a login token without a sid.
 		if recs.Session == nil {
 			return unknownSession()
 		}

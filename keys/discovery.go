@@ -1,8 +1,11 @@
 package keys
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
@@ -25,11 +28,16 @@ type Endpoints struct {
 
 // Discovery is the discovery document: the OpenID Provider Metadata members
 // that off-the-shelf JWT validators read (issuer, jwks_uri), the RFC 8414
-// introspection endpoint, and Latchkey's revocation feed.
+// introspection endpoint and the ways its clients authenticate
+// (IntrospectionAuthMethods), and Latchkey's revocation feed.
+//
+// IDTokenSigningAlgValuesSupported lists the algorithms of the project's
+// published keys, the active key's first.
 type Discovery struct {
 	Issuer                           string   `json:"issuer"`
 	JWKSURI                          string   `json:"jwks_uri"`
 	IntrospectionEndpoint            string   `json:"introspection_endpoint"`
+	IntrospectionAuthMethods         []string `json:"introspection_endpoint_auth_methods_supported"`
 	RevocationFeedEndpoint           string   `json:"revocation_feed_endpoint"`
 	IDTokenSigningAlgValuesSupported []string `json:"id_token_signing_alg_values_supported"`
 }
@@ -47,6 +55,10 @@ func (k *Keyring) DiscoveryHandler(ep Endpoints) http.Handler {
 		if !ok {
 			return errNoProject
 		}
+		algs, err := k.publishedAlgorithms(r.Context(), project)
+		if err != nil {
+			return err
+		}
 		base := k.issuer(project)
 		if base == "" {
 			base = httpapi.RequestBase(r, ep.Discovery)
@@ -55,8 +67,9 @@ func (k *Keyring) DiscoveryHandler(ep Endpoints) http.Handler {
 			Issuer:                           base,
 			JWKSURI:                          base + ep.JWKS,
 			IntrospectionEndpoint:            base + ep.Introspection,
+			IntrospectionAuthMethods:         IntrospectionAuthMethods(),
 			RevocationFeedEndpoint:           base + ep.Revocations,
-			IDTokenSigningAlgValuesSupported: []string{"EdDSA"},
+			IDTokenSigningAlgValuesSupported: algs,
 		})
 		if err != nil {
 			return err
@@ -65,6 +78,29 @@ func (k *Keyring) DiscoveryHandler(ep Endpoints) http.Handler {
 		return nil
 	})
 }
+
+// publishedAlgorithms returns the algorithms of the project's published
+// (unretired) keys, each once, the active key's first.
+func (k *Keyring) publishedAlgorithms(ctx context.Context, project string) ([]string, error) {
+	recs, err := k.st.ListSigningKeys(ctx, project)
+	if err != nil {
+		return nil, fmt.Errorf("keys: discovery: %w", err)
+	}
+	algs := []string{}
+	for _, rec := range slices.Backward(recs) {
+		if !rec.Retired() && CheckAlgorithm(rec.Algorithm) == nil && !slices.Contains(algs, rec.Algorithm) {
+			algs = append(algs, rec.Algorithm)
+		}
+	}
+	return algs, nil
+}
+
+// IntrospectionAuthMethods returns the ways a client of the introspection
+// endpoint authenticates, as the discovery document names them (RFC 8414):
+// "client_secret_basic" (the API key's id and token as HTTP Basic
+// credentials, [Verifier.APIKeyClient]) and "bearer" (the token as a bearer
+// token).
+func IntrospectionAuthMethods() []string { return []string{"client_secret_basic", "bearer"} }
 
 // writePublic writes body, a public JSON document, with the key set's
 // Cache-Control; HEAD gets the headers only.

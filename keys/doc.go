@@ -1,17 +1,20 @@
-// Package keys signs and verifies Latchkey's tokens: per-project Ed25519
-// signing keys, login tokens, permanent API keys, the bearer middleware and
+// Package keys signs and verifies Latchkey's tokens: per-project signing
+// keys (EdDSA, ES256 or RS256), login tokens, permanent API keys, the bearer middleware and
 // the public key set (JWKS).
 //
 // # Signing keys
 //
-// Each project has one active Ed25519 key and any number of older ones.
-// [Keyring.Rotate] creates a new active key (a project's first key is made
-// the same way); older keys keep verifying until [Keyring.Retire] retires
+// Each project has one active key and any number of older ones. Each key
+// has an algorithm: [EdDSA] (Ed25519, the default), [ES256] (ECDSA P-256)
+// or [RS256] (RSA 2048). [Keyring.RotateTo] creates a new active key of a
+// chosen algorithm, [Keyring.Rotate] one of the active key's algorithm (a
+// project's first key is made the same way); older keys keep verifying until [Keyring.Retire] retires
 // them, which makes every token they signed, login tokens and API keys
 // alike, fail from the next request on. A key's id ("sk_...") is the kid of
 // the tokens it signs.
 //
-// Private keys are stored sealed: the 32-byte Ed25519 seed is encrypted with
+// Private keys are stored sealed: the 32-byte Ed25519 seed, the 32-byte
+// P-256 scalar or the PKCS #1 DER of the RSA key is encrypted with
 // XChaCha20-Poly1305 under HKDF-SHA256(master key, info "latchkey
 // signing-key seal v1"), with additional data projectID + "/" + kid, and
 // stored as the 24-byte random nonce followed by the ciphertext. A store
@@ -20,13 +23,21 @@
 //
 // # Tokens
 //
-// Tokens are JWTs (RFC 7519) with header alg "EdDSA", typ "JWT" and kid.
+// Tokens are JWTs (RFC 7519) with header alg (the algorithm of the key
+// that signed them), typ "JWT" and kid. A verifier accepts a token only
+// when its alg is exactly the algorithm of the key its kid names (RFC 8725
+// 3.1): the algorithm is bound to the key, never taken from the token.
 // Their claims are aud (the project id, a string), sub, iat and jti:
 //
 //   - a login token ([Keyring.MintLoginToken]) has sub "usr_...", exp =
 //     iat + 86400 s, and the user's tags in "tags";
-//   - an API key token ([APIKeys.Create]) has sub "key_..." and no exp; it
-//     is valid until the key is revoked or its signing key retired.
+//   - an API key token ([APIKeys.Create], [APIKeys.CreateKey]) has sub
+//     "key_...", its scopes in "scope" (space-separated, RFC 8693 4.2;
+//     absent for a key that may do everything) and, for a key created
+//     with an expiry, exp; it is valid until it expires (no leeway), the
+//     key is revoked (at once, or at the end of a roll's overlap,
+//     [APIKeys.Roll]) or its signing key retired. [RequireScope] guards a
+//     route by scope.
 //
 // # Verifying
 //

@@ -175,7 +175,7 @@ func newEnv(t testing.TB, vopts *keys.VerifierOptions, projects ...string) *env 
 		Discovery: "/.well-known/openid-configuration", JWKS: "/.well-known/jwks.json",
 		Introspection: "/v1/identity/introspect", Revocations: "/v1/identity/revocations",
 	}))
-	introspect := e.v.APIKeyOnly(e.v.IntrospectHandler(e.kr.Issuer))
+	introspect := e.v.APIKeyClient(e.v.IntrospectHandler(e.kr.Issuer))
 	whoami := e.v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := keys.PrincipalFromContext(r.Context())
 		if !ok {
@@ -185,8 +185,14 @@ func newEnv(t testing.TB, vopts *keys.VerifierOptions, projects ...string) *env 
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"project": p.ProjectID, "subject": p.Subject, "kind": p.Kind.String(), "tags": p.Tags,
+			"scopes": p.Scopes,
 		})
 	}))
+	// reports stands for a host app's route that requires a scope.
+	reports := e.v.Middleware(keys.RequireScope("reports:read")(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"reports":[]}`)
+	})))
 	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/noproject/v1/whoami" {
 			whoami.ServeHTTP(w, r)
@@ -203,6 +209,8 @@ func newEnv(t testing.TB, vopts *keys.VerifierOptions, projects ...string) *env 
 			introspect.ServeHTTP(w, r)
 		case "v1/whoami":
 			whoami.ServeHTTP(w, r)
+		case "v1/reports":
+			reports.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -214,7 +222,7 @@ func newEnv(t testing.TB, vopts *keys.VerifierOptions, projects ...string) *env 
 		// the middleware; benchmarks measure the server alone.
 		openapitest.New(t, &openapitest.Options{
 			ProjectPrefix: "/p/",
-			Unchecked:     []string{"/v1/whoami", "/noproject/v1/whoami"},
+			Unchecked:     []string{"/v1/whoami", "/noproject/v1/whoami", "/v1/reports"},
 		}).WrapClient(e.srv.Client())
 	}
 	return e
@@ -417,11 +425,12 @@ func ed25519Signer(priv ed25519.PrivateKey) func([]byte) []byte {
 }
 
 // loginClaims returns the claims of a valid login token of project at the
-// env's current time.
+// env's current time, of a new user in a new session.
 func (e *env) loginClaims(project string) map[string]any {
+	u := e.user(project)
 	now := e.clock.Now().Unix()
 	return map[string]any{
-		"aud": project, "sub": store.NewID(store.PrefixUser), "iat": now, "exp": now + 86400,
+		"aud": project, "sub": u.ID, "sid": e.session(u), "iat": now, "exp": now + 86400,
 		"jti": "j" + store.NewID("x"), "tags": []string{},
 	}
 }

@@ -21,8 +21,9 @@ var (
 	// member other than alg, typ and kid, an algorithm other than EdDSA, a
 	// bad signature, missing or ill-formed claims, too large.
 	ErrTokenMalformed = errors.New("keys: token malformed")
-	// ErrTokenExpired: a login token past its exp, or used before its nbf
-	// or iat (give or take the leeway).
+	// ErrTokenExpired: a login token past its exp, an API key past its
+	// expiry, or a token used before its nbf or iat (give or take the
+	// leeway).
 	ErrTokenExpired = errors.New("keys: token expired")
 	// ErrTokenRevoked: the token's API key was revoked, or its session
 	// ended (logout, a replayed refresh token, its user disabled, the
@@ -40,6 +41,16 @@ var (
 // that store.CheckName refuses (empty after trimming, too long, control or
 // bidirectional formatting characters).
 var ErrInvalidName = errors.New("keys: invalid API key name")
+
+// ErrInvalidScope is matched by the error [APIKeys.CreateKey] returns for
+// scopes that store.CheckScopes refuses (a name outside [a-z0-9_.:-]{1,64},
+// one given twice, more than store.MaxScopes); nothing is created.
+var ErrInvalidScope = errors.New("keys: invalid API key scope")
+
+// ErrInvalidDuration is matched by the error [APIKeys.CreateKey] returns
+// for a negative expiry or one under a second, and [APIKeys.Roll] for a
+// negative overlap; nothing is created.
+var ErrInvalidDuration = errors.New("keys: invalid duration")
 
 // tokenError is a refusal of a token. Its detail comes from a fixed
 // vocabulary and never holds any part of the token, so it is safe to log.

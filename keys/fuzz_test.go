@@ -70,11 +70,11 @@ func FuzzParse(f *testing.F) {
 		f.Add(strings.Replace(g, ".", "..", 1))
 	}
 	f.Add("eyJhbGciOiJub25lIn0.e30.")
-	key := func(kid string) (ed25519.PublicKey, error) {
+	key := func(kid string) (PublicKey, error) {
 		if kid != "sk_fuzz" {
-			return nil, wrongProject("unknown kid")
+			return PublicKey{}, wrongProject("unknown kid")
 		}
-		return pub, nil
+		return PublicKey{Alg: EdDSA, Key: pub}, nil
 	}
 	opts := &ParseOptions{Now: func() time.Time { return now }}
 	f.Fuzz(func(t *testing.T, token string) {

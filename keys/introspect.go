@@ -20,8 +20,11 @@ type Introspection struct {
 	IssuedAt  int64  `json:"iat,omitempty"`
 	ID        string `json:"jti,omitempty"`
 	TokenType string `json:"token_type,omitempty"` // "user" or "api_key"
-	ExpiresAt int64  `json:"exp,omitempty"`        // login tokens
+	ExpiresAt int64  `json:"exp,omitempty"`        // login tokens, API keys with an expiry
 	SessionID string `json:"sid,omitempty"`        // login tokens with a session
+	// Scope is an API key's scopes, separated by spaces (RFC 7662 2.2);
+	// absent for a key without scopes, which may do everything.
+	Scope string `json:"scope,omitempty"`
 	// Tags are a login token's tags ([] when none); absent otherwise.
 	Tags []string `json:"tags,omitzero"`
 }
@@ -38,7 +41,7 @@ type Introspection struct {
 // is not counted as a use of its API key.
 //
 // The handler expects its caller to be authenticated already (the routing
-// table puts it behind [Verifier.APIKeyOnly]). iss is the token's own, or,
+// table puts it behind [Verifier.APIKeyClient]). iss is the token's own, or,
 // for a token minted without one, issuer(project) when that is not "".
 func (v *Verifier) IntrospectHandler(issuer func(projectID string) string) http.Handler {
 	return httpapi.Handle(v.logger, func(w http.ResponseWriter, r *http.Request) error {
@@ -72,6 +75,12 @@ func (v *Verifier) IntrospectHandler(issuer func(projectID string) string) http.
 		}
 		if ans.Issuer == "" {
 			ans.Issuer = issuer(project)
+		}
+		if c.Kind() == KindAPIKey {
+			ans.Scope = c.Scope()
+			if !c.ExpiresAt.IsZero() {
+				ans.ExpiresAt = c.ExpiresAt.Unix()
+			}
 		}
 		if c.Kind() == KindUser {
 			ans.ExpiresAt = c.ExpiresAt.Unix()

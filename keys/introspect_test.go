@@ -2,6 +2,7 @@ package keys_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -30,6 +31,29 @@ func (e *env) introspect(project, caller, body, contentType string) (int, http.H
 	raw, err := io.ReadAll(res.Body)
 	require.NoError(e.t, err)
 	return res.StatusCode, res.Header, string(raw)
+}
+
+// introspectAs POSTs body (a form) to project's introspection endpoint
+// with the given Authorization header value, and returns the status, the
+// headers and the raw body.
+func (e *env) introspectAs(project, authorization, body string) (int, http.Header, string) {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.srv.URL+"/p/"+project+"/v1/identity/introspect", strings.NewReader(body))
+	require.NoError(e.t, err)
+	req.Header.Set("Content-Type", formType)
+	req.Header.Set("Authorization", authorization)
+	res, err := e.srv.Client().Do(req)
+	require.NoError(e.t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(e.t, err)
+	return res.StatusCode, res.Header, string(raw)
+}
+
+// basic is the Authorization value of client_secret_basic (RFC 6749
+// 2.3.1): id and secret form-urlencoded, joined by ":", in base64.
+func basic(id, secret string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id)+":"+url.QueryEscape(secret)))
 }
 
 func form(token string) string { return url.Values{"token": {token}}.Encode() }
@@ -143,10 +167,75 @@ func TestDiscovery(t *testing.T) {
 	require.Equal(t, keys.Discovery{
 		Issuer: base, JWKSURI: base + "/.well-known/jwks.json",
 		IntrospectionEndpoint: base + "/v1/identity/introspect", RevocationFeedEndpoint: base + "/v1/identity/revocations",
+		IntrospectionAuthMethods:         []string{"client_secret_basic", "bearer"},
 		IDTokenSigningAlgValuesSupported: []string{"EdDSA"},
 	}, get())
 	e.issuerBase = "https://id.example.com"
 	d := get()
 	require.Equal(t, "https://id.example.com/p/alpha", d.Issuer)
 	require.Equal(t, "https://id.example.com/p/alpha/.well-known/jwks.json", d.JWKSURI)
+}
+
+// The API key as HTTP Basic client credentials (client_secret_basic): its id
+// as the user name and its token as the password.
+func TestIntrospect_BasicClient(t *testing.T) {
+	e := newEnv(t, nil, "alpha", "beta")
+	caller, callerTok := e.apiKey("alpha")
+	other, otherTok := e.apiKey("alpha")
+	beta, betaTok := e.apiKey("beta")
+	u := e.user("alpha")
+	login, _ := e.loginTokenOf(u)
+	target := form(login) + "&token_type_hint=access_token"
+
+	active := func(name, authorization string) {
+		t.Helper()
+		status, _, body := e.introspectAs("alpha", authorization, target)
+		require.Equal(t, http.StatusOK, status, "%s: %s", name, body)
+		var got map[string]any
+		require.NoError(t, json.Unmarshal([]byte(body), &got))
+		require.Equal(t, true, got["active"], name)
+		require.Equal(t, u.ID, got["sub"], name)
+	}
+	active("form-urlencoded, as RFC 6749 says", basic(caller.ID, callerTok))
+	raw := "Basic " + base64.StdEncoding.EncodeToString([]byte(caller.ID+":"+callerTok))
+	active("not encoded: an id and a token need no escape", raw)
+	active("scheme in any case", "bAsIc "+strings.TrimPrefix(basic(caller.ID, callerTok), "Basic "))
+	active("unpadded base64", "Basic "+base64.RawStdEncoding.EncodeToString([]byte(caller.ID+":"+callerTok)))
+	active("bearer, as before", "Bearer "+callerTok)
+
+	refused := func(name, authorization string) {
+		t.Helper()
+		status, h, body := e.introspectAs("alpha", authorization, target)
+		require.Equal(t, http.StatusUnauthorized, status, "%s: %s", name, body)
+		require.Contains(t, body, `"code":"invalid_token"`, name)
+		require.Equal(t, keys.BasicChallenge, h.Get("WWW-Authenticate"), name)
+		require.NotContains(t, body, callerTok, name)
+	}
+	refused("another key's id", basic(other.ID, callerTok))
+	refused("another key's token", basic(caller.ID, otherTok))
+	refused("the key's id, not escaped, with junk", basic(caller.ID+"x", callerTok))
+	refused("a key of another project", basic(beta.ID, betaTok))
+	refused("a garbage secret", basic(caller.ID, "not-a-token"))
+	for name, enc := range map[string]string{
+		"not base64":   "Basic !!!" + callerTok,
+		"no colon":     "Basic " + base64.StdEncoding.EncodeToString([]byte(caller.ID+callerTok)),
+		"empty id":     "Basic " + base64.StdEncoding.EncodeToString([]byte(":"+callerTok)),
+		"empty secret": "Basic " + base64.StdEncoding.EncodeToString([]byte(caller.ID+":")),
+		"bad escape":   "Basic " + base64.StdEncoding.EncodeToString([]byte(caller.ID+":%zz"+callerTok)),
+		"not UTF-8":    "Basic " + base64.StdEncoding.EncodeToString([]byte(caller.ID+":\xff"+callerTok)),
+		"nothing":      "Basic ",
+	} {
+		refused("malformed: "+name, enc)
+	}
+
+	// A login token as the password is refused as a bearer login token is.
+	for _, id := range []string{u.ID, caller.ID} {
+		status, _, body := e.introspectAs("alpha", basic(id, login), target)
+		require.Equal(t, http.StatusForbidden, status, body)
+		require.Contains(t, body, `"code":"forbidden"`)
+	}
+
+	// A revoked key is refused from the next request.
+	require.NoError(t, e.ak.Revoke(context.Background(), "alpha", other.ID))
+	refused("a revoked key", basic(other.ID, otherTok))
 }

@@ -1,7 +1,6 @@
 package keys
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,20 +11,30 @@ import (
 	"github.com/latchkey-dev/latchkey/tenant"
 )
 
-// JWK is one public key of a JSON Web Key Set, in the RFC 8037 form for
-// Ed25519.
+// JWK is one public key of a JSON Web Key Set (RFC 7517), in the form of
+// its algorithm: kty "OKP" with crv "Ed25519" and x (RFC 8037) for EdDSA,
+// kty "EC" with crv "P-256", x and y for ES256, kty "RSA" with n and e for
+// RS256 (RFC 7518 6).
 type JWK struct {
-	// Kty is always "OKP".
+	// Kty is "OKP", "EC" or "RSA".
 	Kty string `json:"kty"`
-	// Crv is always "Ed25519".
-	Crv string `json:"crv"`
-	// X is the 32-byte public key, base64url without padding.
-	X string `json:"x"`
+	// Crv is "Ed25519" (OKP) or "P-256" (EC); absent for RSA.
+	Crv string `json:"crv,omitempty"`
+	// X is the Ed25519 public key (32 bytes) or the P-256 point's x
+	// coordinate (32 bytes), base64url without padding.
+	X string `json:"x,omitempty"`
+	// Y is the P-256 point's y coordinate (32 bytes), base64url.
+	Y string `json:"y,omitempty"`
+	// N is the RSA modulus, base64url of its big-endian bytes.
+	N string `json:"n,omitempty"`
+	// E is the RSA public exponent, base64url of its big-endian bytes.
+	E string `json:"e,omitempty"`
 	// Kid is the key id, the kid of the tokens the key signs.
 	Kid string `json:"kid"`
 	// Use is always "sig".
 	Use string `json:"use"`
-	// Alg is always "EdDSA".
+	// Alg is the key's algorithm, "EdDSA", "ES256" or "RS256": the only
+	// alg of the tokens it verifies.
 	Alg string `json:"alg"`
 }
 
@@ -56,14 +65,13 @@ func (k *Keyring) JWKSHandler() http.Handler {
 			if rec.Retired() {
 				continue
 			}
-			set.Keys = append(set.Keys, JWK{
-				Kty: "OKP",
-				Crv: "Ed25519",
-				X:   base64.RawURLEncoding.EncodeToString(rec.PublicKey),
-				Kid: rec.ID,
-				Use: "sig",
-				Alg: "EdDSA",
-			})
+			pub, err := ParsePublicKey(rec.Algorithm, rec.PublicKey)
+			if err != nil {
+				// A record no verifier could use: leave it out, and say so.
+				k.logger.ErrorContext(r.Context(), "keys: jwks: unusable signing key", "project", project, "kid", rec.ID, "err", err)
+				continue
+			}
+			set.Keys = append(set.Keys, pub.JWK(rec.ID))
 		}
 		body, err := json.Marshal(set)
 		if err != nil {

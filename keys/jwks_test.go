@@ -2,8 +2,6 @@ package keys_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -29,7 +27,12 @@ func (e *env) jwks(project string) (*http.Response, keys.JWKS) {
 	var generic map[string][]map[string]any
 	require.NoError(e.t, json.Unmarshal(raw, &generic))
 	for _, k := range generic["keys"] {
-		require.ElementsMatch(e.t, []string{"kty", "crv", "x", "kid", "use", "alg"}, mapKeys(k), "members of a JWK")
+		members := map[any][]string{
+			"OKP": {"kty", "crv", "x", "kid", "use", "alg"},
+			"EC":  {"kty", "crv", "x", "y", "kid", "use", "alg"},
+			"RSA": {"kty", "n", "e", "kid", "use", "alg"},
+		}[k["kty"]]
+		require.ElementsMatch(e.t, members, mapKeys(k), "members of a JWK")
 	}
 	return res, set
 }
@@ -49,15 +52,14 @@ func verifyWithJWKS(t *testing.T, set keys.JWKS, project, token string) error {
 	_, err := jwt.Parse(token, func(tk *jwt.Token) (any, error) {
 		for _, k := range set.Keys {
 			if k.Kid == tk.Header["kid"] {
-				x, err := base64.RawURLEncoding.DecodeString(k.X)
-				if err != nil {
-					return nil, err
+				if tk.Method.Alg() != k.Alg {
+					return nil, errors.New("alg is not the key's")
 				}
-				return ed25519.PublicKey(x), nil
+				return publicOfJWK(t, k), nil
 			}
 		}
 		return nil, errors.New("kid not in JWKS")
-	}, jwt.WithValidMethods([]string{"EdDSA"}), jwt.WithAudience(project), jwt.WithTimeFunc(func() time.Time { return t0 }))
+	}, jwt.WithValidMethods([]string{"EdDSA", "ES256", "RS256"}), jwt.WithAudience(project), jwt.WithTimeFunc(func() time.Time { return t0 }))
 	return err
 }
 

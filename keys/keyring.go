@@ -1,9 +1,7 @@
 package keys
 
 import (
-	"bytes"
 	"context"
-	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -50,10 +48,14 @@ type KeyringOptions struct {
 	// MeterProvider receives the latchkey.revocations counter
 	// (kind=signing_key). Nil means the global provider.
 	MeterProvider metric.MeterProvider
+	// Algorithm is the signing algorithm of a project's first key when the
+	// caller names none (see [Keyring.RotateTo]): EdDSA, ES256 or RS256.
+	// "" means EdDSA; anything else makes NewKeyring fail.
+	Algorithm string
 }
 
-// Keyring creates, rotates and retires the projects' Ed25519 signing keys and
-// mints tokens with the active one.
+// Keyring creates, rotates and retires the projects' signing keys (EdDSA,
+// ES256 or RS256, chosen per key) and mints tokens with the active one.
 //
 // Private keys reach the store only sealed (see the package documentation);
 // the Keyring keeps a bounded number of decrypted ones in memory. A Keyring
@@ -67,9 +69,10 @@ type Keyring struct {
 	issuer     func(projectID string) string
 	audit      *audit.Log
 	retired    telemetry.Counter // latchkey.revocations
+	alg        string            // of a project's first key
 
 	mu      sync.Mutex
-	priv    map[string]ed25519.PrivateKey // by projectID + "/" + kid
+	priv    map[string]privateKey // by projectID + "/" + kid
 	privMax int
 }
 
@@ -104,6 +107,12 @@ func NewKeyring(st store.SigningKeyStore, masterKey []byte, opts *KeyringOptions
 	if o.Issuer == nil {
 		o.Issuer = func(string) string { return "" }
 	}
+	if o.Algorithm == "" {
+		o.Algorithm = EdDSA
+	}
+	if err := CheckAlgorithm(o.Algorithm); err != nil {
+		return nil, err
+	}
 	return &Keyring{
 		st:         st,
 		seal:       s,
@@ -113,21 +122,35 @@ func NewKeyring(st store.SigningKeyStore, masterKey []byte, opts *KeyringOptions
 		issuer:     o.Issuer,
 		audit:      o.Audit,
 		retired:    telemetry.NewRevocations(telemetry.Meter(o.MeterProvider)),
-		priv:       make(map[string]ed25519.PrivateKey),
+		alg:        o.Algorithm,
+		priv:       make(map[string]privateKey),
 		privMax:    o.PrivateKeyCacheSize,
 	}, nil
 }
 
-// Rotate creates a new Ed25519 key for the project and makes it the active
-// key: the tokens minted from now on carry its id as kid. Older keys keep
-// verifying until they are retired. Creating a project calls Rotate once to
-// give it its first key. It returns the stored record (whose
-// EncryptedPrivateKey is the sealed private key), or the store's error, such
-// as one matching store.ErrNotFound for an unknown project.
+// Rotate creates a new key for the project, of the algorithm of its
+// active key (KeyringOptions.Algorithm for a project without one), and makes
+// it the active key; see [Keyring.RotateTo].
 func (k *Keyring) Rotate(ctx context.Context, projectID string) (store.SigningKey, error) {
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		return store.SigningKey{}, fmt.Errorf("keys: generate signing key: %w", err)
+	return k.RotateTo(ctx, projectID, "")
+}
+
+// RotateTo creates a new key of algorithm alg (EdDSA, ES256 or RS256; ""
+// keeps the algorithm of the project's active key, or takes
+// KeyringOptions.Algorithm when it has none) and makes it the project's
+// active key: the tokens minted from now on carry its id as kid and alg as
+// alg. Older keys keep verifying, each with its own algorithm, until they
+// are retired. Creating a project rotates once to give it its first key.
+// It returns the stored record (whose EncryptedPrivateKey is the sealed
+// private key), an error matching ErrUnknownAlgorithm for another alg, or
+// the store's error, such as one matching store.ErrNotFound for an unknown
+// project. An RSA key takes a noticeable time to generate (tens to
+// hundreds of milliseconds).
+func (k *Keyring) RotateTo(ctx context.Context, projectID, alg string) (store.SigningKey, error) {
+	if alg != "" {
+		if err := CheckAlgorithm(alg); err != nil {
+			return store.SigningKey{}, fmt.Errorf("keys: rotate: %w", err)
+		}
 	}
 	created := store.Truncate(k.now())
 	// The store's active key is the newest by (CreatedAt, ID). Make sure the
@@ -139,17 +162,29 @@ func (k *Keyring) Rotate(ctx context.Context, projectID string) (store.SigningKe
 		if !created.After(active.CreatedAt) {
 			created = active.CreatedAt.Add(time.Microsecond)
 		}
+		if alg == "" {
+			alg = active.Algorithm
+		}
 	case !errors.Is(err, store.ErrNotFound):
 		return store.SigningKey{}, fmt.Errorf("keys: rotate: %w", err)
+	}
+	if alg == "" {
+		alg = k.alg
+	}
+	priv, pub, secret, err := newKeyPair(alg)
+	if err != nil {
+		return store.SigningKey{}, fmt.Errorf("keys: generate signing key: %w", err)
 	}
 	kid := store.NewID(store.PrefixSigningKey)
 	rec := store.SigningKey{
 		ID:                  kid,
 		ProjectID:           projectID,
+		Algorithm:           alg,
 		PublicKey:           pub,
-		EncryptedPrivateKey: k.seal.seal(projectID, kid, priv.Seed()),
+		EncryptedPrivateKey: k.seal.seal(projectID, kid, secret),
 		CreatedAt:           created,
 	}
+	clear(secret)
 	if err := k.st.CreateSigningKey(ctx, rec); err != nil {
 		return store.SigningKey{}, fmt.Errorf("keys: rotate: %w", err)
 	}
@@ -230,15 +265,37 @@ func (k *Keyring) MintLoginToken(ctx context.Context, projectID string, u store.
 // jti, and no exp. It does not record the key; [APIKeys.Create] does both.
 // keyID must start with "key_", else the error matches store.ErrInvalid.
 func (k *Keyring) MintAPIKeyToken(ctx context.Context, projectID, keyID string) (token, kid string, err error) {
+	return k.MintScopedAPIKeyToken(ctx, projectID, keyID, nil, time.Time{})
+}
+
+// MintScopedAPIKeyToken is MintAPIKeyToken for a key with scopes (the
+// claim scope, the names separated by spaces; none when scopes is empty)
+// and an expiry (the claim exp, in whole seconds; none for the zero time).
+// Scopes that store.CheckScopes refuses, or an expiry not after now, give
+// an error matching store.ErrInvalid.
+func (k *Keyring) MintScopedAPIKeyToken(ctx context.Context, projectID, keyID string, scopes []string, expiresAt time.Time) (token, kid string, err error) {
 	if !strings.HasPrefix(keyID, apiKeyPrefix) || len(keyID) > maxSubjectLen {
 		return "", "", fmt.Errorf("keys: mint API key token: id %q is not an API key id: %w", keyID, store.ErrInvalid)
 	}
+	if err := store.CheckScopes(scopes); err != nil {
+		return "", "", fmt.Errorf("keys: mint API key token: %w", err)
+	}
+	iat := jwt.NewNumericDate(k.now())
+	var exp *jwt.NumericDate
+	if !expiresAt.IsZero() {
+		exp = jwt.NewNumericDate(expiresAt)
+		if !exp.After(iat.Time) {
+			return "", "", fmt.Errorf("keys: mint API key token: expiry not after issue: %w", store.ErrInvalid)
+		}
+	}
 	tok, kid, err := k.mint(ctx, projectID, &mintClaims{
-		Issuer:   k.issuer(projectID),
-		Audience: projectID,
-		Subject:  keyID,
-		IssuedAt: jwt.NewNumericDate(k.now()),
-		ID:       newJTI(),
+		Issuer:    k.issuer(projectID),
+		Audience:  projectID,
+		Subject:   keyID,
+		IssuedAt:  iat,
+		ExpiresAt: exp,
+		ID:        newJTI(),
+		Scope:     strings.Join(scopes, " "),
 	})
 	if err != nil {
 		return "", "", fmt.Errorf("keys: mint API key token: %w", err)
@@ -253,39 +310,38 @@ func (k *Keyring) mint(ctx context.Context, projectID string, c *mintClaims) (st
 	if err != nil {
 		return "", "", err
 	}
-	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c) // header alg EdDSA, typ JWT
+	// The header's alg is the key's, typ JWT.
+	t := jwt.NewWithClaims(signingMethods[priv.alg], c)
 	t.Header["kid"] = kid
-	tok, err := t.SignedString(priv)
+	tok, err := t.SignedString(priv.signer)
 	return tok, kid, err
 }
 
 // activeKey returns the project's active key, decrypting it unless cached.
 // The store is asked every time, so a rotation by another process is used
 // at once.
-func (k *Keyring) activeKey(ctx context.Context, projectID string) (string, ed25519.PrivateKey, error) {
+func (k *Keyring) activeKey(ctx context.Context, projectID string) (string, privateKey, error) {
 	rec, err := k.st.ActiveSigningKey(ctx, projectID)
 	if err != nil {
-		return "", nil, fmt.Errorf("active signing key of %q: %w", projectID, err)
+		return "", privateKey{}, fmt.Errorf("active signing key of %q: %w", projectID, err)
 	}
 	if rec.Retired() || rec.ProjectID != projectID {
-		return "", nil, fmt.Errorf("store returned an unusable active key for %q", projectID)
+		return "", privateKey{}, fmt.Errorf("store returned an unusable active key for %q", projectID)
 	}
 	k.mu.Lock()
 	priv, ok := k.priv[projectID+"/"+rec.ID]
 	k.mu.Unlock()
-	if ok {
+	if ok && priv.alg == rec.Algorithm {
 		return rec.ID, priv, nil
 	}
-	seed, err := k.seal.open(projectID, rec.ID, rec.EncryptedPrivateKey)
+	secret, err := k.seal.open(projectID, rec.ID, rec.EncryptedPrivateKey)
 	if err != nil {
-		return "", nil, err
+		return "", privateKey{}, err
 	}
-	if len(seed) != ed25519.SeedSize {
-		return "", nil, errUnseal
-	}
-	priv = ed25519.NewKeyFromSeed(seed)
-	if !bytes.Equal(priv.Public().(ed25519.PublicKey), rec.PublicKey) {
-		return "", nil, errors.New("keys: sealed private key does not match its public key")
+	priv, err = parsePrivateKey(rec.Algorithm, secret, rec.PublicKey)
+	clear(secret)
+	if err != nil {
+		return "", privateKey{}, err
 	}
 	k.cachePrivate(projectID, rec.ID, priv)
 	return rec.ID, priv, nil
@@ -312,7 +368,7 @@ func (k *Keyring) CheckUnseal(ctx context.Context, projectID string) error {
 
 // cachePrivate remembers a decrypted key, dropping an arbitrary other one
 // when the cache is full.
-func (k *Keyring) cachePrivate(projectID, kid string, priv ed25519.PrivateKey) {
+func (k *Keyring) cachePrivate(projectID, kid string, priv privateKey) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if len(k.priv) >= k.privMax {

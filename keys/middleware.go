@@ -73,12 +73,18 @@ func (v *Verifier) refuse(w http.ResponseWriter, r *http.Request, project string
 // unauthorized logs an authentication failure and answers 401 with the
 // RFC 6750 challenge.
 func (v *Verifier) unauthorized(w http.ResponseWriter, r *http.Request, project string, presented bool, reason string) {
-	args := []any{"project", project, "method", r.Method, "path", r.URL.Path, "reason", reason}
+	v.logAuthFailure(r, project, reason)
+	problem.Write(w, r, v.logger, problem.Unauthorized(presented))
+}
+
+// logAuthFailure logs, at Info, that r failed to authenticate for reason
+// (never a token).
+func (v *Verifier) logAuthFailure(r *http.Request, project, reason string) {
+	args := []any{"project", project, "method", r.Method, "path", r.URL.Path, "reason", reason, "client", v.clientAddr(r)}
 	if id := requestid.FromContext(r.Context()); id != "" {
 		args = append(args, "request_id", id)
 	}
 	v.logger.InfoContext(r.Context(), "authentication failed", args...)
-	problem.Write(w, r, v.logger, problem.Unauthorized(presented))
 }
 
 // BearerToken extracts the token of an "Authorization: Bearer <token>"
@@ -144,11 +150,18 @@ func isB64Token(s string) bool {
 // services call with a permanent API key of the project (introspection, the
 // revocation feed): a valid login token is answered 403 forbidden.
 func (v *Verifier) APIKeyOnly(next http.Handler) http.Handler {
-	return v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return v.Middleware(v.apiKeyGate(next))
+}
+
+// apiKeyGate returns next behind the check of APIKeyOnly that follows the
+// token's verification: a request whose principal is not an API key is
+// answered 403 forbidden.
+func (v *Verifier) apiKeyGate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p, _ := PrincipalFromContext(r.Context()); p.Kind != KindAPIKey {
 			problem.Write(w, r, v.logger, problem.New(problem.CodeForbidden, "This endpoint needs a permanent API key of the project, not a login token."))
 			return
 		}
 		next.ServeHTTP(w, r)
-	}))
+	})
 }

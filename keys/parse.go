@@ -1,8 +1,9 @@
 package keys
 
 import (
-	"crypto/ed25519"
+	"crypto/rsa"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -32,12 +33,14 @@ func LeewayOf(d time.Duration) time.Duration {
 	return min(d, MaxLeeway)
 }
 
-// KeyFunc returns the public key of the signing key kid. It refuses a kid
-// with an error made by [Refuse] (ErrWrongProject when kid names no key of
-// the project, ErrSigningKeyRetired when the key is retired), which Parse
+// KeyFunc returns the public key of the signing key kid, with its
+// algorithm: the token must name that algorithm. It refuses a kid with an
+// error made by [Refuse] (ErrWrongProject when kid names no key of the
+// project, ErrSigningKeyRetired when the key is retired), which Parse
 // returns as it is; any other error (the keys cannot be read) Parse returns
-// unchanged too, as a failure that is not a refusal.
-type KeyFunc func(kid string) (ed25519.PublicKey, error)
+// unchanged too, as a failure that is not a refusal. A PublicKey whose Key
+// is not of its Alg's type (see [PublicKey]) is such a failure too.
+type KeyFunc func(kid string) (PublicKey, error)
 
 // ParseOptions tunes [Parse]. A nil *ParseOptions and every zero field mean
 // the documented default.
@@ -64,9 +67,11 @@ var allowedHeader = map[string]bool{"alg": true, "typ": true, "kid": true}
 //
 //   - the token is at most MaxTokenBytes, three strictly base64url-encoded
 //     parts;
-//   - its header has only the members alg, typ and kid; alg is EdDSA, typ
-//     is JWT and kid is "sk_..."; key(kid) gives the public key;
-//   - the Ed25519 signature verifies under that key;
+//   - its header has only the members alg, typ and kid; alg is EdDSA,
+//     ES256 or RS256, typ is JWT and kid is "sk_..."; key(kid) gives the
+//     public key, and alg is exactly that key's algorithm (RFC 8725 3.1:
+//     the algorithm is the key's, never the token's choice);
+//   - the signature verifies under that key with that algorithm;
 //   - the claims have Latchkey's shape (see [Claims]): sub "usr_..." with
 //     exp at most LoginTokenTTL after iat, or "key_..." without exp; iat
 //     and jti present;
@@ -114,7 +119,7 @@ func (c *Claims) check(audience, issuer string, now time.Time, leeway time.Durat
 // parser decodes tokens and checks their signature; the claims are checked
 // by Claims.check, so that a cached token is checked by the same code.
 var parser = jwt.NewParser(
-	jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
+	jwt.WithValidMethods(Algorithms()),
 	jwt.WithStrictDecoding(),
 	jwt.WithoutClaimsValidation(),
 )
@@ -141,10 +146,10 @@ func parseSigned(token string, key KeyFunc) (*Claims, error) {
 				return nil, malformed("header member not allowed")
 			}
 		}
-		// golang-jwt has already refused any alg but EdDSA
-		// (WithValidMethods); checking again costs nothing.
-		if t.Method != jwt.SigningMethodEdDSA {
-			return nil, malformed("algorithm not EdDSA")
+		// golang-jwt has already refused any alg but ours
+		// (WithValidMethods); the key decides which of them.
+		if signingMethods[t.Method.Alg()] != t.Method {
+			return nil, malformed("algorithm not allowed")
 		}
 		if typ, ok := t.Header["typ"].(string); !ok || !strings.EqualFold(typ, "JWT") {
 			return nil, malformed("typ not JWT")
@@ -160,8 +165,14 @@ func parseSigned(token string, key KeyFunc) (*Claims, error) {
 			}
 			return nil, &storeError{err}
 		}
+		if !pub.usable() {
+			return nil, &storeError{fmt.Errorf("keys: the key of %s is not a usable %s key", k, pub.Alg)}
+		}
+		if t.Method.Alg() != pub.Alg {
+			return nil, malformed("algorithm is not the key's")
+		}
 		kid = k
-		return pub, nil
+		return pub.Key, nil
 	})
 	if err != nil {
 		return nil, classify(err)
@@ -181,7 +192,8 @@ func classify(err error) error {
 		return te
 	}
 	switch {
-	case errors.Is(err, jwt.ErrEd25519Verification):
+	case errors.Is(err, jwt.ErrEd25519Verification), errors.Is(err, jwt.ErrECDSAVerification),
+		errors.Is(err, rsa.ErrVerification):
 		return malformed("bad signature")
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
 		// Any other signature failure is golang-jwt refusing an alg

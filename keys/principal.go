@@ -1,6 +1,9 @@
 package keys
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // Kind says how a request was authenticated.
 type Kind int
@@ -36,12 +39,24 @@ type Principal struct {
 	// Kind says whether Subject is a user or an API key.
 	Kind Kind
 	// SessionID is the session a login token belongs to ("rf_..."), or ""
-	// for API keys and login tokens minted before sessions existed.
+	// for API keys.
 	SessionID string
 	// Tags are the user's tags as they were when the login token was
 	// minted (tags changed later show in the next login token). They are
 	// never nil, and empty for API keys. The slice belongs to the caller.
 	Tags []string
+	// Scopes are the scopes of an API key created with some (the token's
+	// scope claim); nil for a key without scopes, which may do everything
+	// a key may do, and for users. Check them with [Principal.HasScope]
+	// or [RequireScope]. The slice belongs to the caller.
+	Scopes []string
+}
+
+// HasScope reports whether p may do what scope names: p is not restricted
+// by scopes (a user, or an API key created without scopes), or its scopes
+// include scope.
+func (p Principal) HasScope(scope string) bool {
+	return len(p.Scopes) == 0 || slices.Contains(p.Scopes, scope)
 }
 
 // HasTag reports whether p carries tag.

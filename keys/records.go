@@ -2,7 +2,6 @@ package keys
 
 import (
 	"context"
-	"crypto/ed25519"
 	"sync"
 	"time"
 
@@ -15,15 +14,20 @@ type recordKey struct{ project, id string }
 // signingRecord is what the verifier needs of a signing key's record.
 type signingRecord struct {
 	tag     uint64 // change version read before the record was
-	pub     ed25519.PublicKey
+	kid     string
+	alg     string
+	raw     []byte     // the public key as stored
+	parsed  *PublicKey // raw parsed, once the record is kept; else nil
 	retired bool
 }
 
 // apiKeyRecord is what the verifier needs of an API key's record.
 type apiKeyRecord struct {
-	tag      uint64 // change version read before the record was
-	revoked  bool
-	lastUsed time.Time
+	tag       uint64 // change version read before the record was
+	revoked   bool
+	revokesAt time.Time // the scheduled revocation (a roll's overlap), or zero
+	expiresAt time.Time // the key's expiry, or zero (the token's exp says it too)
+	lastUsed  time.Time
 }
 
 // sessionRecord is what the verifier needs of a session's record.
@@ -34,12 +38,12 @@ type sessionRecord struct {
 
 // signingRecordOf is the record of k, read at change version tag.
 func signingRecordOf(k store.SigningKey, tag uint64) signingRecord {
-	return signingRecord{tag: tag, pub: ed25519.PublicKey(k.PublicKey), retired: k.Retired()}
+	return signingRecord{tag: tag, kid: k.ID, alg: k.Algorithm, raw: k.PublicKey, retired: k.Retired()}
 }
 
 // apiKeyRecordOf is the record of k, read at change version tag.
 func apiKeyRecordOf(k store.APIKey, tag uint64) apiKeyRecord {
-	return apiKeyRecord{tag: tag, revoked: k.Revoked(), lastUsed: k.LastUsedAt}
+	return apiKeyRecord{tag: tag, revoked: k.Revoked(), revokesAt: k.RevokesAt, expiresAt: k.ExpiresAt, lastUsed: k.LastUsedAt}
 }
 
 // The refusals of a token whose record does not exist (never created, of

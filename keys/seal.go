@@ -16,9 +16,10 @@ const sealInfo = "latchkey signing-key seal v1"
 //
 // The sealing key is HKDF-SHA256(master key, no salt, info
 // "latchkey signing-key seal v1"). A sealed key is a random 24-byte nonce
-// followed by the XChaCha20-Poly1305 encryption of the 32-byte Ed25519 seed,
-// authenticated with the additional data projectID + "/" + kid, so a sealed
-// key moved to another project or id does not open.
+// followed by the XChaCha20-Poly1305 encryption of the private key's bytes
+// (the 32-byte Ed25519 seed, the 32-byte P-256 scalar, or the PKCS #1 DER of
+// an RSA key), authenticated with the additional data projectID + "/" +
+// kid, so a sealed key moved to another project or id does not open.
 type sealer struct {
 	aead cipher.AEAD
 }

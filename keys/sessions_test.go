@@ -2,6 +2,7 @@ package keys_test
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -97,14 +98,34 @@ func TestVerify_SessionOfAnotherUser(t *testing.T) {
 	e.requireRejected("alpha", tok, "session of another user")
 }
 
-// Login tokens minted before sessions existed carry no sid: they stay valid
-// until their exp.
-func TestVerify_LoginTokenWithoutSession(t *testing.T) {
+// A login token without a sid (as minted before sessions existed) would
+// skip every session and user check: a correctly signed one is refused,
+// whether its user exists, is disabled or never did, and whether its
+// check is made at once or deferred (DeferredMiddleware, with the token
+// warm in the verification cache).
+func TestVerify_LoginTokenWithoutSessionIsRefused(t *testing.T) {
 	e := newEnv(t, nil, "alpha")
-	k, err := e.st.ActiveSigningKey(context.Background(), "alpha")
+	ctx := context.Background()
+	k, err := e.st.ActiveSigningKey(ctx, "alpha")
 	require.NoError(t, err)
-	tok := forge(t, edHeader(k.ID), e.loginClaims("alpha"), ed25519Signer(e.privateKey(k)))
-	requireOK(t, e.whoami("alpha", tok), "alpha", "user")
-	e.clock.Advance(24*time.Hour + time.Minute)
-	e.requireRejected("alpha", tok, "expired")
+	_, caller := e.apiKey("alpha")
+	live, disabled := e.user("alpha"), e.user("alpha")
+	err = e.st.DisableUser(ctx, "alpha", disabled.ID, e.clock.Now())
+	require.NoError(t, err)
+	for name, sub := range map[string]string{
+		"live user":     live.ID,
+		"disabled user": disabled.ID,
+		"no such user":  store.NewID(store.PrefixUser),
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := e.loginClaims("alpha")
+			c["sub"] = sub
+			delete(c, "sid")
+			tok := forge(t, edHeader(k.ID), c, ed25519Signer(e.privateKey(k)))
+			e.requireRejected("alpha", tok, "login token without sid")
+			status, _, body := e.introspect("alpha", caller, form(tok), formType)
+			require.Equal(t, http.StatusOK, status, body)
+			require.JSONEq(t, `{"active":false}`, body)
+		})
+	}
 }

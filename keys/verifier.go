@@ -2,16 +2,17 @@ package keys
 
 import (
 	"context"
-	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -46,6 +47,11 @@ type VerifierOptions struct {
 	// again, so a busy key costs one store write per interval rather than
 	// one per request. Default: 1 minute.
 	TouchInterval time.Duration
+	// ClientAddr returns the client address of a request, which the log
+	// line of a refused token names. Nil means the connection's
+	// (r.RemoteAddr without its port); behind a proxy, set it as the
+	// identity handler's ClientAddr is set.
+	ClientAddr func(r *http.Request) string
 	// MeterProvider receives the latchkey.verifications counter (by cache
 	// hit or miss, and result). Nil means the global provider
 	// (otel.GetMeterProvider).
@@ -58,12 +64,12 @@ type VerifierOptions struct {
 // A token is accepted when [Parse] accepts it for the request's project
 // (signature by an unretired signing key of the project, aud, shape, time)
 // and, for an API key token, the key's record exists and is not revoked,
-// and, for a login token with a sid, its session is live: not revoked
-// (logout, replay, user disabled), its refresh token not expired, its
-// absolute lifetime not over (store.RefreshFamily.Live). Login tokens
-// minted before sessions existed carry no sid and are valid until their
-// exp. The token's iss is not checked: a deployment may be reachable under
-// several names.
+// and, for a login token, its session (sid) is live and its user's: not
+// revoked (logout, replay, user disabled), its refresh token not expired,
+// its absolute lifetime not over (store.RefreshFamily.Live). A login token
+// without a sid (as minted before sessions existed) is refused: it would
+// escape every session and user check. The token's iss is not checked: a
+// deployment may be reachable under several names.
 //
 // Tokens already verified are kept in a bounded cache keyed by their SHA-256,
 // so a repeated token skips decoding and the signature check. What can
@@ -90,6 +96,7 @@ type Verifier struct {
 	cache     *verifyCache
 	metrics   *verifyMetrics
 
+	clientAddr    func(r *http.Request) string
 	touchInterval time.Duration
 	touchMu       sync.Mutex
 	touched       map[recordKey]time.Time // last touch of a key by this Verifier
@@ -119,6 +126,9 @@ func NewVerifier(st VerifierStore, opts *VerifierOptions) *Verifier {
 	if o.TouchInterval <= 0 {
 		o.TouchInterval = time.Minute
 	}
+	if o.ClientAddr == nil {
+		o.ClientAddr = httpapi.RemoteHost
+	}
 	recMax := max(o.CacheSize, 1024)
 	cv, _ := st.(store.ChangeVersioner)
 	return &Verifier{
@@ -132,6 +142,7 @@ func NewVerifier(st VerifierStore, opts *VerifierOptions) *Verifier {
 		leeway:        LeewayOf(o.Leeway),
 		cache:         newVerifyCache(o.CacheSize),
 		metrics:       newVerifyMetrics(o.MeterProvider),
+		clientAddr:    o.ClientAddr,
 		touchInterval: o.TouchInterval,
 		touched:       make(map[recordKey]time.Time),
 		touchMax:      recMax,
@@ -180,7 +191,7 @@ func (v *Verifier) verifyToken(ctx context.Context, projectID, token string, tou
 		return nil, hit, err
 	}
 	if hit {
-		if _, err := v.signingKey(ctx, projectID, c.KeyID, &rv); err != nil {
+		if err := v.checkSigningKey(ctx, projectID, c.KeyID, &rv); err != nil {
 			return nil, hit, err
 		}
 	} else {
@@ -188,7 +199,7 @@ func (v *Verifier) verifyToken(ctx context.Context, projectID, token string, tou
 		// so that the cached path allocates nothing.
 		frv := new(requestVersion)
 		var err error
-		c, err = parseSigned(token, func(kid string) (ed25519.PublicKey, error) {
+		c, err = parseSigned(token, func(kid string) (PublicKey, error) {
 			return v.signingKey(ctx, projectID, kid, frv)
 		})
 		if err != nil {
@@ -230,9 +241,8 @@ func (v *Verifier) cached(sum [32]byte, projectID string, now time.Time) (*Claim
 func (v *Verifier) checkRecords(ctx context.Context, projectID string, c *Claims, now time.Time, touch bool, rv *requestVersion) error {
 	switch c.Kind() {
 	case KindUser:
-		if c.SessionID != "" {
-			return v.checkSession(ctx, projectID, c, now, rv)
-		}
+		// Parse refuses a login token without a sid.
+		return v.checkSession(ctx, projectID, c, now, rv)
 	case KindAPIKey:
 		return v.checkAPIKey(ctx, projectID, c.Subject, now, touch, rv)
 	}
@@ -246,45 +256,87 @@ func principalOf(projectID string, c *Claims) Principal {
 	if p.Kind == KindUser && len(c.Tags) > 0 {
 		p.Tags = slices.Clone(c.Tags)
 	}
+	if p.Kind == KindAPIKey && len(c.Scopes) > 0 {
+		p.Scopes = slices.Clone(c.Scopes)
+	}
 	return p
 }
 
-// signingKey returns the public key kid of the project, if it exists there
-// and is not retired. It uses the kept record when the store's change
-// version is still the record's tag, and reads the store otherwise.
-func (v *Verifier) signingKey(ctx context.Context, projectID, kid string, rv *requestVersion) (ed25519.PublicKey, error) {
+// signingKey returns the public key kid of the project, with its
+// algorithm, if it exists there and is not retired.
+func (v *Verifier) signingKey(ctx context.Context, projectID, kid string, rv *requestVersion) (PublicKey, error) {
+	r, err := v.signingRecord(ctx, projectID, kid, rv)
+	if err != nil {
+		return PublicKey{}, err
+	}
+	return r.key()
+}
+
+// checkSigningKey refuses a token signed by the project's key kid unless
+// the key exists there and is not retired (the signature was checked
+// before).
+func (v *Verifier) checkSigningKey(ctx context.Context, projectID, kid string, rv *requestVersion) error {
+	r, err := v.signingRecord(ctx, projectID, kid, rv)
+	if err != nil {
+		return err
+	}
+	return r.live()
+}
+
+// signingRecord returns the record of the project's key kid. It uses the
+// kept record when the store's change version is still the record's tag,
+// and reads the store otherwise; a record it keeps has its public key
+// parsed once.
+func (v *Verifier) signingRecord(ctx context.Context, projectID, kid string, rv *requestVersion) (signingRecord, error) {
 	k := recordKey{projectID, kid}
 	ver, versioned := v.version(ctx, rv) // before the read
 	if versioned {
 		if r, ok := v.sigRecs.get(k); ok && r.tag == ver {
-			return r.key()
+			return r, nil
 		}
 	}
 	rec, err := v.st.GetSigningKey(ctx, projectID, kid)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-			return nil, unknownKid()
+			return signingRecord{}, unknownKid()
 		}
-		return nil, fmt.Errorf("keys: verify: %w", err)
-	}
-	if len(rec.PublicKey) != ed25519.PublicKeySize {
-		return nil, fmt.Errorf("keys: verify: signing key %s has a %d-byte public key", kid, len(rec.PublicKey))
+		return signingRecord{}, fmt.Errorf("keys: verify: %w", err)
 	}
 	r := signingRecordOf(rec, ver)
 	if versioned {
-		// Kept beyond this call: own the bytes.
-		r.pub = slices.Clone(r.pub)
+		// Kept beyond this call: own the key.
+		r.raw = slices.Clone(r.raw)
+		if pub, err := ParsePublicKey(r.alg, r.raw); err == nil {
+			r.parsed = &pub
+		}
 		v.sigRecs.put(k, r)
 	}
-	return r.key()
+	return r, nil
 }
 
-// key returns the record's public key, or a refusal if it is retired.
-func (r signingRecord) key() (ed25519.PublicKey, error) {
+// live refuses the record's tokens if the key is retired.
+func (r signingRecord) live() error {
 	if r.retired {
-		return nil, retired("retired signing key")
+		return retired("retired signing key")
 	}
-	return r.pub, nil
+	return nil
+}
+
+// key returns the record's public key with its algorithm, or a refusal if
+// it is retired. A stored key that does not parse is an error, not a
+// refusal: the store holds a record no key of Latchkey's makes.
+func (r signingRecord) key() (PublicKey, error) {
+	if err := r.live(); err != nil {
+		return PublicKey{}, err
+	}
+	if r.parsed != nil {
+		return *r.parsed, nil
+	}
+	pub, err := ParsePublicKey(r.alg, r.raw)
+	if err != nil {
+		return PublicKey{}, fmt.Errorf("keys: verify: signing key %s: %w", r.kid, err)
+	}
+	return pub, nil
 }
 
 // checkAPIKey reads the API key's record (or uses the kept one while the
@@ -314,11 +366,20 @@ func (v *Verifier) checkAPIKey(ctx context.Context, projectID, id string, now ti
 	return v.useAPIKey(ctx, k, r, now, touch)
 }
 
-// useAPIKey refuses the API key k if its record r says it is revoked, and,
-// if touch, records its use at most once per TouchInterval.
+// useAPIKey refuses the API key k if its record r says it is revoked, or
+// its scheduled revocation has come at now (a roll's overlap ends here, at
+// its time, on every instance: no process needs to be awake when it falls
+// due), or it has expired, and, if
+// touch, records its use at most once per TouchInterval.
 func (v *Verifier) useAPIKey(ctx context.Context, k recordKey, r apiKeyRecord, now time.Time, touch bool) error {
 	if r.revoked {
 		return revoked("revoked API key")
+	}
+	if !r.revokesAt.IsZero() && !now.Before(r.revokesAt) {
+		return revoked("rolled API key past its overlap")
+	}
+	if !r.expiresAt.IsZero() && !now.Before(r.expiresAt) {
+		return expired("expired API key")
 	}
 	if touch && now.Sub(r.lastUsed) >= v.touchInterval && v.claimTouch(k, now) {
 		if err := v.st.TouchAPIKey(ctx, k.project, k.id, now); err != nil && !errors.Is(err, store.ErrNotFound) {

@@ -42,9 +42,11 @@ func TypeURI(code string) string {
 // Write writes err as problem+json, deciding the answer in this order:
 //
 //   - an error matching store.ErrUnavailable (errors.Is, so also an *Error
-//     whose cause matches it) is answered 503 unavailable with a
-//     Retry-After of RetryAfterUnavailable seconds; the error is logged at
-//     Warn level on logger and never shown;
+//     whose cause matches it), or any error but a 4xx *Error of a request
+//     whose context ended with a cause matching store.ErrUnavailable (a
+//     deadline on the request's store work, see StoreTimedOut), is
+//     answered 503 unavailable with a Retry-After of RetryAfterUnavailable
+//     seconds; the error is logged at Warn level on logger and never shown;
 //   - an *Error (found with errors.As) is written as it says, and logged at
 //     Error level when its status is 500 or above; a 503 unavailable
 //     *Error without a Retry-After header gets that of
@@ -52,22 +54,31 @@ func TypeURI(code string) string {
 //   - anything else is logged at Error level and answered with a generic
 //     500 internal.
 //
+// A cause that is the request's own cancellation (ClientGone: the client
+// disconnected) is no fault of the server: it is logged at Debug level as
+// "client disconnected", never at Warn or Error level.
+//
 // The body carries the request id of r's context (requestid.FromContext) as
-// request_id, and so do the log lines. Nothing is written once the
-// request's context is cancelled, since no client is left to read it. A nil
+// request_id, and so do the log lines. The answer is written even once the
+// request's context is done: a client whose body read timed out is still
+// reading, and nothing written would reach it as an empty 200. A nil
 // logger logs nothing.
 func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
 	var e *Error
+	clientError := errors.As(err, &e) && e.Status < 500
 	switch {
-	case errors.Is(err, store.ErrUnavailable):
+	case errors.Is(err, store.ErrUnavailable) && ClientGone(r.Context(), err):
+		logFailure(r, logger, slog.LevelDebug, "client disconnected", err)
+		e = New(CodeUnavailable, "The service is temporarily unavailable. Retry the request later.")
+	case errors.Is(err, store.ErrUnavailable), !clientError && StoreTimedOut(r.Context()):
 		logFailure(r, logger, slog.LevelWarn, "store unavailable", err)
 		e = New(CodeUnavailable, "The service is temporarily unavailable. Retry the request later.")
-	case errors.As(err, &e):
+	case e != nil:
 		if e.Status >= 500 {
-			logFailure(r, logger, slog.LevelError, "internal error", e)
+			logInternal(r, logger, e)
 		}
 	default:
-		logFailure(r, logger, slog.LevelError, "internal error", err)
+		logInternal(r, logger, err)
 		e = New(CodeInternal, "The server could not complete the request.")
 	}
 	if e.Code == CodeUnavailable && e.Header.Get("Retry-After") == "" {
@@ -75,10 +86,41 @@ func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err erro
 		withRetry.Header = e.Header.Clone()
 		e = withRetry.WithHeader("Retry-After", strconv.Itoa(RetryAfterUnavailable))
 	}
-	if errors.Is(r.Context().Err(), context.Canceled) {
+	// Written even when the request's context is done. net/http cancels
+	// it both when the client has gone (the answer then goes nowhere) and
+	// when it gives up reading the body (ReadTimeout): that client is
+	// still there and reads whatever is sent, and a handler that writes
+	// nothing is sent net/http's implicit 200 OK. A request the server
+	// gave up on is never a 200: a body that could not be read is 400
+	// invalid_request (DecodeJSON), a store that could not answer 503.
+	write(w, r, e)
+}
+
+// StoreTimedOut reports whether ctx, a request's context, has ended with a
+// cause matching store.ErrUnavailable: a deadline its server set on the
+// request's store work (context.WithTimeoutCause) passed. Whatever failed
+// then failed for want of a store answer in time: 503 unavailable, safe to
+// retry.
+func StoreTimedOut(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), store.ErrUnavailable)
+}
+
+// ClientGone reports whether err is the cancellation of ctx, a request's
+// context: the client disconnected (net/http cancels the context of a
+// request whose connection closed) and whatever the request was doing was
+// abandoned for that reason, not for a fault of the server.
+func ClientGone(ctx context.Context, err error) bool {
+	return errors.Is(err, context.Canceled) && errors.Is(ctx.Err(), context.Canceled)
+}
+
+// logInternal logs the cause of a 500 answer at Error level, or at Debug
+// level when the cause is the client's disconnection (ClientGone).
+func logInternal(r *http.Request, logger *slog.Logger, err error) {
+	if ClientGone(r.Context(), err) {
+		logFailure(r, logger, slog.LevelDebug, "client disconnected", err)
 		return
 	}
-	write(w, r, e)
+	logFailure(r, logger, slog.LevelError, "internal error", err)
 }
 
 // logFailure logs the cause of a 5xx answer with the request's method, path

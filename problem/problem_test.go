@@ -112,12 +112,53 @@ func TestWrite_NotUnavailable(t *testing.T) {
 	}
 }
 
-func TestWrite_CancelledRequestGetsNothing(t *testing.T) {
+// TestWrite_CancelledRequestIsStillAnswered: a request whose context is
+// cancelled (net/http does so when it gives up reading the body, with the
+// client still waiting) gets its error written, never nothing, which
+// net/http would send as an empty 200.
+func TestWrite_CancelledRequestIsStillAnswered(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
+	req := httptest.NewRequest(http.MethodPost, "/v1/identity/login", nil).WithContext(ctx)
 	rec := httptest.NewRecorder()
-	Write(rec, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx), nil, store.ErrUnavailable)
-	assert.Empty(t, rec.Body.String())
+	Write(rec, req, nil, New(CodeInvalidRequest, "The request body could not be read."))
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, rec.Body.String(), `"code":"invalid_request"`)
+
+	rec = httptest.NewRecorder()
+	Write(rec, req, nil, store.ErrUnavailable)
+	assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
+}
+
+// TestWrite_ClientGoneIsNotAnError: a request abandoned because its client
+// disconnected (its context cancelled, the cause the cancellation) is
+// logged at Debug level as a disconnect, never as an internal error, while
+// a cancellation of some other context, with the request's own live, still
+// is one.
+func TestWrite_ClientGoneIsNotAnError(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	gone := httptest.NewRequest(http.MethodGet, "/v1/contacts", nil).WithContext(ctx)
+	for name, err := range map[string]error{
+		"bare":          context.Canceled,
+		"wrapped":       fmt.Errorf("listing contacts: %w", context.Canceled),
+		"as an *Error":  New(CodeInternal, "x").WithCause(context.Canceled),
+		"store gave up": fmt.Errorf("%w: %w", store.ErrUnavailable, context.Canceled),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var logged strings.Builder
+			logger := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			Write(httptest.NewRecorder(), gone, logger, err)
+			assert.Contains(t, logged.String(), "level=DEBUG")
+			assert.Contains(t, logged.String(), "client disconnected")
+			assert.NotContains(t, logged.String(), "level=ERROR")
+			assert.NotContains(t, logged.String(), "level=WARN")
+		})
+	}
+
+	var logged strings.Builder
+	Write(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), newTestLogger(&logged), context.Canceled)
+	assert.Contains(t, logged.String(), "level=ERROR", "a live request's cancelled call is the server's fault")
 }
 
 // TestBodiesEndWithNewline checks that every problem body is one JSON value
@@ -179,4 +220,32 @@ func TestUnauthorized(t *testing.T) {
 		assert.Equal(t, CodeInvalidToken, e.Code)
 		assert.Equal(t, []string{challenge}, e.Header.Values("WWW-Authenticate"))
 	}
+}
+
+// TestWrite_StoreTimedOut: once a deadline on the request's store work has
+// passed (its context's cause matches store.ErrUnavailable), whatever error
+// the interrupted call returned is answered 503 unavailable with
+// Retry-After; an answer about the request itself (a 4xx) is kept.
+func TestWrite_StoreTimedOut(t *testing.T) {
+	cause := fmt.Errorf("the request's store work took too long: %w", store.ErrUnavailable)
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 0, cause)
+	defer cancel()
+	<-ctx.Done()
+	req := httptest.NewRequest(http.MethodGet, "/v1/contacts", nil).WithContext(ctx)
+	for name, err := range map[string]error{
+		"deadline":     fmt.Errorf("listing: %w", context.DeadlineExceeded),
+		"driver's own": errors.New("sqlite: interrupted"),
+		"a 500 *Error": New(CodeInternal, "x"),
+		"already 503":  store.ErrUnavailable,
+	} {
+		rec := httptest.NewRecorder()
+		Write(rec, req, nil, err)
+		assert.Equal(t, http.StatusServiceUnavailable, rec.Code, name)
+		assert.NotEmpty(t, rec.Header().Get("Retry-After"), name)
+	}
+	rec := httptest.NewRecorder()
+	Write(rec, req, nil, New(CodeInvalidCursor, "bad cursor"))
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.True(t, StoreTimedOut(ctx))
+	assert.False(t, StoreTimedOut(context.Background()))
 }

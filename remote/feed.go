@@ -89,6 +89,9 @@ func (v *Verifier) follow(ctx context.Context) {
 		more, err = v.readPage(ctx, wait)
 		if err == nil {
 			failures = 0
+			if v.pause > 0 && !sleep(ctx, v.pause) {
+				return
+			}
 			continue
 		}
 		if ctx.Err() != nil {
@@ -104,13 +107,21 @@ func (v *Verifier) follow(ctx context.Context) {
 		if errors.As(err, &fs) && fs.retryAfter > pause {
 			pause = min(fs.retryAfter, v.maxBackoff)
 		}
-		t := time.NewTimer(pause)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if !sleep(ctx, pause) {
 			return
 		}
+	}
+}
+
+// sleep waits d, and reports whether ctx was still live at its end.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -162,6 +173,15 @@ func (v *Verifier) readPage(ctx context.Context, wait time.Duration) (more bool,
 	items, cursor, skipped, err := parsePage(page)
 	if err != nil {
 		return false, err
+	}
+	v.pause = 0
+	if wait > 0 && len(page.Data) == 0 {
+		// Answered at once instead of held (the feed holds a bounded
+		// number of long polls per API key): ask again after a pause,
+		// not at once.
+		if n, err := strconv.Atoi(res.header.Get("Retry-After")); err == nil && n > 0 {
+			v.pause = min(time.Duration(n)*time.Second, v.maxBackoff)
+		}
 	}
 	if skipped > 0 {
 		v.logger.Warn("remote: the revocation feed has items of a kind this verifier does not know; they are skipped (upgrade the verifier)", "items", skipped)

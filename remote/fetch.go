@@ -2,10 +2,7 @@ package remote
 
 import (
 	"context"
-	"crypto/ed25519"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -134,11 +131,13 @@ func (v *Verifier) discover(ctx context.Context) error {
 // base_url.
 const discoveryPath = "/.well-known/openid-configuration"
 
-// fetchKeys reads the project's key set: its Ed25519 signature keys by kid.
-// Members that are not Ed25519 signature keys for EdDSA are skipped; a kid
-// given twice, or an Ed25519 key that is not 32 bytes, makes the whole set
-// an error, since it cannot be used safely.
-func (v *Verifier) fetchKeys(ctx context.Context) (map[string]ed25519.PublicKey, error) {
+// fetchKeys reads the project's key set: its signature keys by kid, each
+// with the algorithm its JWK names (keys.JWK.PublicKey), the only one the
+// tokens it verifies may name. Members that are not signature keys of
+// Latchkey's algorithms are skipped; a kid given twice, or a member that
+// names one of those algorithms but is not a well-formed key of it, makes
+// the whole set an error, since it cannot be used safely.
+func (v *Verifier) fetchKeys(ctx context.Context) (map[string]keys.PublicKey, error) {
 	res, err := v.get(ctx, v.jwksURL, false)
 	if err != nil {
 		return nil, fmt.Errorf("remote: reading the key set: %w", err)
@@ -149,22 +148,22 @@ func (v *Verifier) fetchKeys(ctx context.Context) (map[string]ed25519.PublicKey,
 	if err := decodeJSON("remote: the key set", res, &set); err != nil {
 		return nil, err
 	}
-	m := make(map[string]ed25519.PublicKey, len(set.Keys))
+	m := make(map[string]keys.PublicKey, len(set.Keys))
 	for _, k := range set.Keys {
-		if k.Kty != "OKP" || k.Crv != "Ed25519" || (k.Alg != "" && k.Alg != "EdDSA") || (k.Use != "" && k.Use != "sig") {
+		if keys.CheckAlgorithm(k.Alg) != nil || (k.Use != "" && k.Use != "sig") {
 			continue
 		}
 		if !strings.HasPrefix(k.Kid, "sk_") || len(k.Kid) > maxKidLen {
-			return nil, errors.New("remote: the key set has an Ed25519 key with a bad kid")
+			return nil, fmt.Errorf("remote: the key set has an %s key with a bad kid", k.Alg)
 		}
-		x, err := base64.RawURLEncoding.Strict().DecodeString(k.X)
-		if err != nil || len(x) != ed25519.PublicKeySize {
-			return nil, fmt.Errorf("remote: the key set's key %s is not a 32-byte Ed25519 key", k.Kid)
+		pub, err := k.PublicKey()
+		if err != nil {
+			return nil, fmt.Errorf("remote: the key set's key %s is not a well-formed %s key", k.Kid, k.Alg)
 		}
 		if _, dup := m[k.Kid]; dup {
 			return nil, fmt.Errorf("remote: the key set names %s twice", k.Kid)
 		}
-		m[k.Kid] = ed25519.PublicKey(x)
+		m[k.Kid] = pub
 	}
 	return m, nil
 }

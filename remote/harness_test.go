@@ -46,7 +46,11 @@ type gate struct {
 	jwksReads  atomic.Int32
 	mu         sync.Mutex
 	feedCalls  []string // raw query of each feed request, in order
+	feedTimes  []time.Time
 	corruptFor atomic.Bool
+	// capWaits answers every long poll at once, with Retry-After: 1, as
+	// the feed answers one over its cap of long polls per API key.
+	capWaits atomic.Bool
 }
 
 func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -64,7 +68,13 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case latchkey.PathRevocations:
 		g.mu.Lock()
 		g.feedCalls = append(g.feedCalls, r.URL.RawQuery)
+		g.feedTimes = append(g.feedTimes, time.Now())
 		g.mu.Unlock()
+		if q := r.URL.Query(); g.capWaits.Load() && q.Has("wait") {
+			q.Del("wait")
+			r.URL.RawQuery = q.Encode()
+			w.Header().Set("Retry-After", "1")
+		}
 		if g.corruptFor.Load() {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = io.WriteString(w, `{"data":[{"id":"rev_x","kind":"api_key","subject":"nope","revoked_at":"2026-01-01T00:00:00.000000Z"}],"pagination":{"limit":100,"has_more":false,"next_cursor":""}}`)
@@ -74,6 +84,13 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.jwksReads.Add(1)
 	}
 	g.next.ServeHTTP(w, r)
+}
+
+// feedTimesSince returns when the feed requests after the first n came.
+func (g *gate) feedTimesSince(n int) []time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]time.Time(nil), g.feedTimes[n:]...)
 }
 
 // feedQueries returns the queries of the feed requests so far.

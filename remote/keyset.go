@@ -2,7 +2,6 @@ package remote
 
 import (
 	"context"
-	"crypto/ed25519"
 	"time"
 
 	"github.com/latchkey-dev/latchkey/keys"
@@ -11,7 +10,7 @@ import (
 // keySet is one reading of the project's key set. It is never modified once
 // published.
 type keySet struct {
-	keys map[string]ed25519.PublicKey
+	keys map[string]keys.PublicKey
 }
 
 // keyFunc returns the key function keys.Parse verifies with: the public key
@@ -19,9 +18,9 @@ type keySet struct {
 // kid the set does not name makes the key set be read again (see
 // refetchKeys) before the kid is refused as another project's.
 func (v *Verifier) keyFunc(ctx context.Context) keys.KeyFunc {
-	return func(kid string) (ed25519.PublicKey, error) {
+	return func(kid string) (keys.PublicKey, error) {
 		if v.revoked.signingKeyRetired(kid) {
-			return nil, keys.Refuse(keys.ErrSigningKeyRetired, "retired signing key")
+			return keys.PublicKey{}, keys.Refuse(keys.ErrSigningKeyRetired, "retired signing key")
 		}
 		if pub, ok := v.keys.Load().keys[kid]; ok {
 			return pub, nil
@@ -30,12 +29,12 @@ func (v *Verifier) keyFunc(ctx context.Context) keys.KeyFunc {
 			v.logger.WarnContext(ctx, "remote: the key set could not be read again for an unknown kid", "err", err)
 		}
 		if v.revoked.signingKeyRetired(kid) {
-			return nil, keys.Refuse(keys.ErrSigningKeyRetired, "retired signing key")
+			return keys.PublicKey{}, keys.Refuse(keys.ErrSigningKeyRetired, "retired signing key")
 		}
 		if pub, ok := v.keys.Load().keys[kid]; ok {
 			return pub, nil
 		}
-		return nil, keys.Refuse(keys.ErrWrongProject, "unknown signing key")
+		return keys.PublicKey{}, keys.Refuse(keys.ErrWrongProject, "unknown signing key")
 	}
 }
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/requestid"
@@ -59,7 +61,7 @@ func (v *Verifier) retryAfter() string {
 // unauthorized logs an authentication failure and answers 401 with the
 // RFC 6750 challenge.
 func (v *Verifier) unauthorized(w http.ResponseWriter, r *http.Request, presented bool, reason string) {
-	args := []any{"project", v.project, "method", r.Method, "path", r.URL.Path, "reason", reason}
+	args := []any{"project", v.project, "method", r.Method, "path", r.URL.Path, "reason", reason, "client", httpapi.RemoteHost(r)}
 	if id := requestid.FromContext(r.Context()); id != "" {
 		args = append(args, "request_id", id)
 	}
@@ -74,4 +76,29 @@ type claimsKey struct{}
 func ClaimsFromContext(ctx context.Context) (*keys.Claims, bool) {
 	c, ok := ctx.Value(claimsKey{}).(*keys.Claims)
 	return c, ok
+}
+
+// RequireScope returns middleware, for use behind [Verifier.Middleware],
+// that admits a request only when its token may do what scope names: a
+// login token, an API key without scopes, or an API key whose scope claim
+// holds scope. Anything else is answered 403 forbidden (problem+json), as
+// keys.RequireScope and Latchkey's own endpoints answer it; a request with
+// no claims in its context, 401 invalid_token. It panics at construction
+// if scope is not a valid scope name.
+func RequireScope(scope string) func(http.Handler) http.Handler {
+	_ = keys.RequireScope(scope) // panics for a bad name
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c, ok := ClaimsFromContext(r.Context())
+			if !ok {
+				problem.Write(w, r, nil, problem.Unauthorized(false))
+				return
+			}
+			if len(c.Scopes) > 0 && !slices.Contains(c.Scopes, scope) {
+				problem.Write(w, r, nil, keys.MissingScope(scope))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }

@@ -115,10 +115,8 @@ func (r *revokedSet) check(c *keys.Claims, skew time.Duration) error {
 			return keys.Refuse(keys.ErrTokenRevoked, "revoked API key")
 		}
 	case keys.KindUser:
-		if c.SessionID != "" {
-			if _, ok := r.sessions[c.SessionID]; ok {
-				return keys.Refuse(keys.ErrTokenRevoked, "ended session")
-			}
+		if _, ok := r.sessions[c.SessionID]; ok { // keys.Parse refuses a login token without a sid
+			return keys.Refuse(keys.ErrTokenRevoked, "ended session")
 		}
 		// iat is whole seconds, set by whichever instance minted the
 		// token: a token minted just before the disable by an instance

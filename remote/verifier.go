@@ -114,6 +114,10 @@ type Verifier struct {
 	// Owned by the feed loop (and New before it starts).
 	cursor    string
 	lastPrune time.Time
+	// pause is how long the feed loop waits before its next long poll:
+	// the Retry-After of an empty page answered without waiting (the
+	// feed's cap of long polls per API key), else zero.
+	pause time.Duration
 
 	epoch       time.Time    // the monotonic origin of lastRead
 	lastRead    atomic.Int64 // time.Since(epoch) at the last successful read of the feed

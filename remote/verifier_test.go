@@ -565,3 +565,22 @@ func TestClose(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	assert.Equal(t, calls, len(h.gate.feedQueries()), "no read of the feed after Close")
 }
+
+// TestVerifier_PausesWhenLongPollIsCapped: a long poll the feed answers at
+// once with an empty page and Retry-After (over its cap of long polls per
+// API key) is followed by the next one only after that pause, not at once
+// in a loop.
+func TestVerifier_PausesWhenLongPollIsCapped(t *testing.T) {
+	h := newHarness(t, nil)
+	_, key := h.apiKey("feed")
+	h.gate.capWaits.Store(true)
+	calls := len(h.gate.feedQueries())
+	h.verifier(key, &Options{StaleAfter: time.Minute})
+	waitFor(t, time.Minute, "four polls of the feed", func() bool { return len(h.gate.feedQueries()) >= calls+4 })
+	times := h.gate.feedTimesSince(calls)
+	// The first read catches up without waiting; each long poll after it
+	// was answered at once and paused after.
+	for i := 2; i < len(times); i++ {
+		assert.GreaterOrEqual(t, times[i].Sub(times[i-1]), time.Second, "poll %d came too soon after the capped one before", i)
+	}
+}

@@ -6,9 +6,14 @@
 // The feed is a list endpoint with the list rules of every other (package
 // paginate: limit, cursor, data, pagination), plus a long poll: with
 // wait=N (1 to 60 seconds), a request whose page would be empty is held
-// until the first new item or N seconds, then answered. Items are kept in
+// until the first new item or N seconds, then answered; at most
+// Options.MaxWaitsPerKey such requests are held at once per API key, and
+// one beyond is answered at once. Items are kept in
 // the store, so a reader that reconnects with its last cursor misses
 // nothing, whichever instance or process made the revocation.
+//
+// The old key of a roll is listed when its overlap ends, with that time as
+// revoked_at, never before: a long poll wakes at that time.
 package revocations
 
 import (
@@ -23,6 +28,7 @@ import (
 	"time"
 
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
@@ -31,6 +37,14 @@ import (
 
 // MaxWait is the longest long poll, in seconds.
 const MaxWait = 60
+
+// DefaultMaxWaitsPerKey is Options.MaxWaitsPerKey when it is zero.
+const DefaultMaxWaitsPerKey = 32
+
+// RetryAfterCapped is the Retry-After, in seconds, of the page answered at
+// once to a long poll over Options.MaxWaitsPerKey: when the caller should
+// ask again.
+const RetryAfterCapped = 1
 
 // DefaultPollInterval is how often a waiting request reads the feed again
 // when the store offers no store.RevocationWatcher.
@@ -45,6 +59,14 @@ type Options struct {
 	// when the store is not a store.RevocationWatcher. Zero means
 	// DefaultPollInterval.
 	PollInterval time.Duration
+	// MaxWaitsPerKey bounds the long polls held at once per API key (the
+	// principal of the request, package keys; per project for a request
+	// without one): a long poll beyond it is answered at once with the
+	// page it would start from (empty, at the end of the feed) and
+	// Retry-After: RetryAfterCapped, rather than held. The requests held
+	// are thus at most MaxWaitsPerKey times the project's API keys. Zero
+	// means DefaultMaxWaitsPerKey.
+	MaxWaitsPerKey int
 }
 
 // Feed is the handler of GET {base_url}/v1/identity/revocations for the
@@ -57,6 +79,10 @@ type Feed struct {
 	poll    time.Duration
 	logger  *slog.Logger
 	serve   http.Handler
+
+	maxWaits int
+	waitsMu  sync.Mutex
+	waits    map[string]int // long polls held, by project and API key
 
 	stopOnce sync.Once
 	stopped  chan struct{}
@@ -79,7 +105,11 @@ func NewFeed(st store.RevocationStore, opts *Options) *Feed {
 	if o.PollInterval <= 0 {
 		o.PollInterval = DefaultPollInterval
 	}
-	f := &Feed{st: st, poll: o.PollInterval, logger: o.Logger, stopped: make(chan struct{})}
+	if o.MaxWaitsPerKey <= 0 {
+		o.MaxWaitsPerKey = DefaultMaxWaitsPerKey
+	}
+	f := &Feed{st: st, poll: o.PollInterval, logger: o.Logger, stopped: make(chan struct{}),
+		maxWaits: o.MaxWaitsPerKey, waits: make(map[string]int)}
 	f.watcher, _ = st.(store.RevocationWatcher)
 	f.serve = httpapi.Handle(o.Logger, f.list)
 	return f
@@ -136,6 +166,15 @@ func (f *Feed) read(w http.ResponseWriter, r *http.Request, project string, req 
 	if wait <= 0 {
 		return f.st.ListRevocations(ctx, project, req)
 	}
+	release, ok := f.holdWait(ctx, project)
+	if !ok {
+		page, err := f.st.ListRevocations(ctx, project, req)
+		if err == nil && len(page.Items) == 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(RetryAfterCapped))
+		}
+		return page, err
+	}
+	defer release()
 	// The server's write timeout is meant for answers that do not wait;
 	// a server whose writer cannot extend it keeps its own.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + writeMargin))
@@ -152,8 +191,16 @@ func (f *Feed) read(w http.ResponseWriter, r *http.Request, project string, req 
 		if err != nil || len(page.Items) > 0 || !time.Now().Before(deadline) {
 			return page, err
 		}
+		// A scheduled revocation (a roll's overlap) commits nothing when it
+		// falls due, so no watcher wakes: wake at its time, and the next
+		// read lists it.
+		due, err := f.dueTimer(ctx, project, deadline)
+		if err != nil {
+			return page, err
+		}
 		select {
 		case <-woke:
+		case <-due:
 		case <-timer.C:
 			return f.st.ListRevocations(ctx, project, req)
 		case <-f.stopped:
@@ -162,6 +209,44 @@ func (f *Feed) read(w http.ResponseWriter, r *http.Request, project string, req 
 			return page, ctx.Err()
 		}
 	}
+}
+
+// holdWait counts one more long poll held for the request's API key in
+// project, and returns the function that counts it out; or false, when the
+// key already holds MaxWaitsPerKey.
+func (f *Feed) holdWait(ctx context.Context, project string) (release func(), ok bool) {
+	key := project + "/"
+	if p, ok := keys.PrincipalFromContext(ctx); ok {
+		key += p.Subject
+	}
+	f.waitsMu.Lock()
+	defer f.waitsMu.Unlock()
+	if f.waits[key] >= f.maxWaits {
+		return nil, false
+	}
+	f.waits[key]++
+	return func() {
+		f.waitsMu.Lock()
+		defer f.waitsMu.Unlock()
+		if f.waits[key]--; f.waits[key] == 0 {
+			delete(f.waits, key)
+		}
+	}, true
+}
+
+// dueTimer returns a channel that receives when the project's next
+// scheduled revocation falls due, if that is before deadline; otherwise a
+// nil channel, which never receives.
+func (f *Feed) dueTimer(ctx context.Context, project string, deadline time.Time) (<-chan time.Time, error) {
+	next, err := f.st.NextScheduledRevocation(ctx, project)
+	if err != nil || next.IsZero() || !next.Before(deadline) {
+		return nil, err
+	}
+	// A millisecond past it, so that the clock the store lists by has
+	// reached it.
+	t := time.NewTimer(time.Until(next) + time.Millisecond)
+	context.AfterFunc(ctx, func() { t.Stop() })
+	return t.C, nil
 }
 
 // wake returns a channel closed when the feed may have a new item.
@@ -178,6 +263,18 @@ func (f *Feed) wake(ctx context.Context) <-chan struct{} {
 // writeMargin is how long past its wait a long poll may take to write its
 // answer.
 const writeMargin = 10 * time.Second
+
+// RequestedWait returns the wait a request with the query rawQuery asks the
+// feed for: how long it may be held when its page is empty. It is zero
+// when the request asks none, or asks it wrongly (the feed answers such a
+// request 400 at once).
+func RequestedWait(rawQuery string) time.Duration {
+	wait, err := parseWait(rawQuery)
+	if err != nil {
+		return 0
+	}
+	return wait
+}
 
 // parseWait reads the wait parameter of rawQuery, as url.ParseQuery reads
 // parameters: absent means no wait; otherwise it must be given once, as a

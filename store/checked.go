@@ -44,7 +44,10 @@ type CheckedContactLister interface {
 	// snapshot: a write committed by any handle before the call began is
 	// reflected in the records and in the page alike. Each record is
 	// returned whole, as its Get method returns it, and is the caller's:
-	// changing it changes nothing a later call returns.
+	// changing it changes nothing a later call returns. (An API key's
+	// Scopes, ExpiresAt, RolledFrom and RolledTo may be left empty: its
+	// token carries its scopes and expiry. Its RevokedAt, which may be a
+	// scheduled time, is always returned.)
 	//
 	// It returns an error matching ErrInvalid when ListContacts would, or
 	// when a non-empty id of ids is not a valid id (CheckKey); a record

@@ -33,7 +33,14 @@ var (
 	ErrDisabled = errors.New("store: user disabled")
 
 	// ErrUnavailable means the database could not be used: it is
-	// unreachable, busy past the store's timeout, or out of space. Nothing
-	// was changed, and the same call may succeed when retried later.
+	// unreachable, busy past the store's timeout, out of space, or cannot
+	// take writes now (a standby, a read-only database). The same call may
+	// succeed when retried later. Nothing was changed, with one exception:
+	// when the connection failed after a write was sent (its commit is in
+	// doubt), the write may have been applied, and the error's text says
+	// so. A caller answers both alike (HTTP 503, retry later), so the
+	// writes are made safe to retry: a revocation or a logout retried
+	// finds the row revoked, and a refresh rotation retried with the same
+	// token within the reuse window gets the same successor.
 	ErrUnavailable = errors.New("store: unavailable")
 )

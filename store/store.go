@@ -110,12 +110,41 @@ type APIKeyStore interface {
 	// ListAPIKeys returns the project's keys, revoked ones included, in
 	// ascending (CreatedAt, ID) order.
 	ListAPIKeys(ctx context.Context, projectID string) ([]APIKey, error)
+	// ListAPIKeysPage returns at most req.Limit keys of the project whose
+	// name starts with namePrefix (every key when it is empty), revoked
+	// ones included, that sort strictly after req.After, in ascending
+	// (CreatedAt, ID) order, and whether more such keys follow. A cursor's
+	// time is a key's CreatedAt. An unknown project lists as empty.
+	ListAPIKeysPage(ctx context.Context, projectID, namePrefix string, req paginate.Request) (paginate.Page[APIKey], error)
 	// RevokeAPIKey sets the key's RevokedAt to at and adds one revocation
 	// of kind RevokedAPIKey to the project's feed, in one atomic write.
 	// Revoking a revoked key succeeds, keeps the first revocation time and
-	// adds nothing. It returns an error matching ErrNotFound for an
-	// unknown key and ErrInvalid for a zero at.
+	// adds nothing. A key whose scheduled revocation (RevokesAt, a roll's
+	// overlap) is after at is revoked at at instead: RevokesAt is cleared
+	// and its scheduled feed item is replaced by the one at at. A key whose
+	// scheduled revocation is at or before at is revoked already: nothing
+	// changes. It returns an error matching ErrNotFound
+	// for an unknown key and ErrInvalid for a zero at.
 	RevokeAPIKey(ctx context.Context, projectID, id string, at time.Time) error
+	// RollAPIKey replaces the key id by its successor next, in one atomic
+	// write: next is recorded as CreateAPIKey records it, with RolledFrom
+	// id; the old key's RolledTo becomes next.ID. When revokeAt is after
+	// next.CreatedAt the old key's revocation is scheduled: its RevokesAt
+	// becomes revokeAt, it stays valid until then, and one revocation of
+	// kind RevokedAPIKey with RevokedAt revokeAt joins the project's feed
+	// when it falls due (see ListRevocations); otherwise the old key is
+	// revoked at once, as RevokeAPIKey does at revokeAt. It returns the old
+	// key as it is after the roll.
+	//
+	// next must carry the old key's Name and Scopes. It returns an error
+	// matching ErrInvalid when CheckRoll refuses its arguments or next's
+	// name or scopes differ, ErrNotFound for an unknown key, ErrConflict
+	// when the key has been rolled already (of any number of concurrent
+	// rolls of one key, by any handles, exactly one succeeds and the others
+	// get ErrConflict), ErrRevoked when the key is revoked at
+	// next.CreatedAt, ErrExpired when it has expired then, and ErrConflict
+	// for an existing next.ID. On any error nothing is changed.
+	RollAPIKey(ctx context.Context, projectID, id string, next APIKey, revokeAt time.Time) (APIKey, error)
 	// TouchAPIKey sets the key's LastUsedAt to at unless it is already at
 	// or after at. It returns an error matching ErrNotFound for an unknown
 	// key and ErrInvalid for a zero at.
@@ -130,8 +159,8 @@ type SigningKeyStore interface {
 	// ErrConflict for an existing id.
 	CreateSigningKey(ctx context.Context, k SigningKey) error
 	// GetSigningKey returns the project's key with the given id, retired or
-	// not, or an error matching ErrNotFound. A key of another project is not
-	// found.
+	// not, with the Algorithm and PublicKey it was created with, or an
+	// error matching ErrNotFound. A key of another project is not found.
 	GetSigningKey(ctx context.Context, projectID, id string) (SigningKey, error)
 	// ActiveSigningKey returns the project's newest unretired key, by
 	// (CreatedAt, ID), or an error matching ErrNotFound when there is none.
@@ -215,7 +244,21 @@ type RevocationStore interface {
 	// item, every later item sorts after it, whichever handle adds it, also
 	// once that item is pruned (the floor is the newest position the feed
 	// has ever held). An unknown project lists as empty.
+	//
+	// A revocation scheduled by RollAPIKey is not listed before its time:
+	// the first ListRevocations of the project, by any handle, at or after
+	// that time by the listing process's clock (and any revocation added
+	// at or after it) places it in the feed at its time, raised past the
+	// floor only if an item already sorts after it. Scheduled items fall due
+	// in (time, subject) order.
 	ListRevocations(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[Revocation], error)
+	// NextScheduledRevocation returns the time of the project's earliest
+	// revocation scheduled by RollAPIKey that is not in its feed yet, or
+	// the zero time when there is none, so that a long poll of the feed
+	// wakes when it falls due (a scheduled item commits nothing then, so
+	// no RevocationWatcher wakes). A roll committed by any handle is seen
+	// by the next call of every handle and wakes the RevocationWatchers.
+	NextScheduledRevocation(ctx context.Context, projectID string) (time.Time, error)
 	// PruneSessionRevocations deletes every revocation of kind
 	// RevokedSession, of every project, whose RevokedAt is before before,
 	// and returns how many it deleted. Other kinds are kept.
@@ -285,6 +328,21 @@ type ThrottleStore interface {
 	PruneThrottle(ctx context.Context, now time.Time) (int, error)
 }
 
+// SettingStore keeps the deployment's settings: named values that every
+// process on the database shares, such as the public URL its server
+// recorded (SettingPublicURL).
+type SettingStore interface {
+	// SetSetting sets the setting name to value, replacing the value it
+	// had. It must return ErrInvalid when CheckSetting refuses name or
+	// value. A value set by any handle on the database is seen by the next
+	// GetSetting of every handle.
+	SetSetting(ctx context.Context, name, value string) error
+	// GetSetting returns the value of the setting name, or an error
+	// matching ErrNotFound when it was never set, and ErrInvalid for a name
+	// CheckSettingName refuses.
+	GetSetting(ctx context.Context, name string) (string, error)
+}
+
 // Store is everything a Latchkey deployment keeps, one database behind all
 // of its role interfaces. Implementations are safe for concurrent use.
 type Store interface {
@@ -298,6 +356,7 @@ type Store interface {
 	ThrottleStore
 	AuditStore
 	ConsoleSessionStore
+	SettingStore
 	// Close releases the store's resources. Calls after Close fail.
 	Close() error
 }

@@ -80,21 +80,88 @@ type APIKey struct {
 	// time if never.
 	LastUsedAt time.Time
 	// RevokedAt is when the key was revoked, or the zero time while it is
-	// valid.
+	// not. A revoked key is refused whatever the clock of the verifier.
 	RevokedAt time.Time
+	// RevokesAt is the key's scheduled revocation (the old key of a roll:
+	// the end of the overlap), or the zero time. The key is refused from
+	// that time on, by the clock of each verifier.
+	RevokesAt time.Time
+	// Scopes are what the key may do: a key with scopes may call an
+	// endpoint only when it holds that endpoint's scope (CheckScopes). Nil
+	// or empty means the key may do everything a key may do. Stores return
+	// them in the order given, never nil.
+	Scopes []string
+	// ExpiresAt is when the key stops being valid (its token's exp), or
+	// the zero time for a permanent key.
+	ExpiresAt time.Time
+	// RolledFrom is the id of the key this one succeeded by a roll, or "".
+	RolledFrom string
+	// RolledTo is the id of the key that succeeded this one by a roll, or
+	// "". A key is rolled at most once.
+	RolledTo string
 }
 
-// Revoked reports whether k has been revoked.
+// Revoked reports whether k has been revoked (RevokedAt). A scheduled
+// revocation that has come is not seen here: callers that know the time use
+// RevokedBy or ValidAt.
 func (k APIKey) Revoked() bool { return !k.RevokedAt.IsZero() }
 
-// SigningKey is one of a project's Ed25519 signing keys. Its private key is
-// held only encrypted, by package keys; a store never sees it in plain text.
+// RevokedBy reports whether k is revoked at now: it was revoked, or its
+// scheduled revocation is not after now.
+func (k APIKey) RevokedBy(now time.Time) bool {
+	return !k.RevokedAt.IsZero() || !k.RevokesAt.IsZero() && !now.Before(k.RevokesAt)
+}
+
+// StopsAt is when k stops being valid by revocation: RevokedAt, else
+// RevokesAt (either may be the zero time).
+func (k APIKey) StopsAt() time.Time {
+	if !k.RevokedAt.IsZero() {
+		return k.RevokedAt
+	}
+	return k.RevokesAt
+}
+
+// ExpiredBy reports whether k has an expiry and it is not after now.
+func (k APIKey) ExpiredBy(now time.Time) bool {
+	return !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt)
+}
+
+// ValidAt reports whether k is neither revoked nor expired at now.
+func (k APIKey) ValidAt(now time.Time) bool { return !k.RevokedBy(now) && !k.ExpiredBy(now) }
+
+// RevocationScheduled reports whether k's revocation is scheduled after
+// now (a roll's overlap is running).
+func (k APIKey) RevocationScheduled(now time.Time) bool {
+	return k.RevokedAt.IsZero() && now.Before(k.RevokesAt)
+}
+
+// The signing algorithms a project's key may use, by their JWS names
+// (RFC 7518, RFC 8037).
+const (
+	// AlgEdDSA is Ed25519, the default.
+	AlgEdDSA = "EdDSA"
+	// AlgES256 is ECDSA on P-256 with SHA-256.
+	AlgES256 = "ES256"
+	// AlgRS256 is RSASSA-PKCS1-v1_5 with SHA-256, with keys of 2048 bits or
+	// more.
+	AlgRS256 = "RS256"
+)
+
+// SigningKey is one of a project's signing keys. Its private key is held
+// only encrypted, by package keys; a store never sees it in plain text.
 type SigningKey struct {
 	// ID is the key id ("sk_..."), the kid of the tokens it signs.
 	ID string
 	// ProjectID is the project the key belongs to.
 	ProjectID string
-	// PublicKey is the 32-byte Ed25519 public key.
+	// Algorithm is the key's algorithm, AlgEdDSA, AlgES256 or AlgRS256:
+	// the only alg its tokens may name. Keys recorded before the
+	// algorithm was are AlgEdDSA.
+	Algorithm string
+	// PublicKey is the public key, in the form of its algorithm: for
+	// AlgEdDSA the 32-byte Ed25519 key, for AlgES256 the 65-byte
+	// uncompressed P-256 point (SEC 1), for AlgRS256 the DER of a PKCS #1
+	// RSAPublicKey.
 	PublicKey []byte
 	// EncryptedPrivateKey is the sealed private key, opaque to the store.
 	EncryptedPrivateKey []byte
@@ -269,6 +336,7 @@ const (
 	ActionSignOut         = "console.signout"
 	ActionAPIKeyCreate    = "apikey.create"
 	ActionAPIKeyRevoke    = "apikey.revoke"
+	ActionAPIKeyRoll      = "apikey.roll"
 	ActionSigningRotate   = "signingkey.rotate"
 	ActionSigningRetire   = "signingkey.retire"
 	ActionUserCreate      = "user.create"

@@ -1,9 +1,13 @@
 package store
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -33,6 +37,10 @@ const (
 	MaxTagLen = 64
 	// MaxProjectIDLen is the longest project id, in bytes.
 	MaxProjectIDLen = 63
+	// MaxScopes is the most scopes an API key carries.
+	MaxScopes = 32
+	// MaxScopeLen is the longest scope name, in bytes.
+	MaxScopeLen = 64
 )
 
 // ValidProjectID reports whether id is a project slug:
@@ -220,6 +228,15 @@ func CheckUser(u User) error {
 	)
 }
 
+// CheckPasswordHash checks SetPasswordHash's arguments: project, user id
+// and a non-empty hash.
+func CheckPasswordHash(projectID, id, hash string) error {
+	return errors.Join(
+		CheckKey(projectID, "user id", id),
+		nonEmpty("password hash", hash),
+	)
+}
+
 // CheckContact checks a contact to create: project, id, name, CreatedAt
 // set.
 func CheckContact(c Contact) error {
@@ -231,24 +248,116 @@ func CheckContact(c Contact) error {
 }
 
 // CheckAPIKey checks an API key record to create: project, id, name,
-// CreatedAt set, LastUsedAt and RevokedAt zero.
+// scopes (CheckScopes), CreatedAt set, ExpiresAt zero or after CreatedAt,
+// LastUsedAt, RevokedAt and RevokesAt zero, RolledFrom and RolledTo empty (a roll
+// sets them, see CheckRoll).
 func CheckAPIKey(k APIKey) error {
+	var exp, rolled error
+	if !k.ExpiresAt.IsZero() && !k.ExpiresAt.After(k.CreatedAt) {
+		exp = invalidf("expiry must be after creation")
+	}
+	if k.RolledFrom != "" || k.RolledTo != "" {
+		rolled = invalidf("a new key is not rolled")
+	}
 	return errors.Join(
 		CheckKey(k.ProjectID, "API key id", k.ID),
 		CheckName("API key name", k.Name),
+		CheckScopes(k.Scopes),
 		CheckTime("created at", k.CreatedAt),
+		exp, rolled,
 		zeroTime("last used at", k.LastUsedAt),
 		zeroTime("revoked at", k.RevokedAt),
+		zeroTime("revokes at", k.RevokesAt),
 	)
 }
 
-// CheckSigningKey checks a signing key record to create: project, id, a
-// 32-byte public key, a sealed private key, CreatedAt set, RetiredAt zero.
-func CheckSigningKey(k SigningKey) error {
-	var pub error
-	if len(k.PublicKey) != 32 {
-		pub = invalidf("public key is not 32 bytes")
+// ValidScope reports whether s is a scope name: 1 to MaxScopeLen bytes of
+// [a-z0-9_.:-].
+func ValidScope(s string) bool {
+	if s == "" || len(s) > MaxScopeLen {
+		return false
 	}
+	for i := range len(s) {
+		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || strings.IndexByte("_.:-", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckScopes returns an error matching ErrInvalid unless scopes holds at
+// most MaxScopes distinct scope names (ValidScope). nil and empty are both
+// no scopes: a key that may do everything.
+func CheckScopes(scopes []string) error {
+	if len(scopes) > MaxScopes {
+		return invalidf("more than %d scopes", MaxScopes)
+	}
+	for i, sc := range scopes {
+		if !ValidScope(sc) {
+			return invalidf("a scope must be 1 to %d characters of a-z 0-9 _ . : -", MaxScopeLen)
+		}
+		for _, u := range scopes[:i] {
+			if u == sc {
+				return invalidf("a scope is given twice")
+			}
+		}
+	}
+	return nil
+}
+
+// CheckRoll checks the arguments of RollAPIKey: the project and id of the
+// key rolled, its successor next (CheckAPIKey, in the same project, another
+// id) and a revocation time revokeAt that is set.
+func CheckRoll(projectID, id string, next APIKey, revokeAt time.Time) error {
+	var other error
+	if next.ProjectID != projectID {
+		other = invalidf("the successor is in another project")
+	} else if next.ID == id {
+		other = invalidf("the successor has the rolled key's id")
+	}
+	return errors.Join(
+		CheckKey(projectID, "API key id", id),
+		CheckAPIKey(next),
+		other,
+		CheckTime("revocation time", revokeAt),
+	)
+}
+
+// CheckRollable returns the error RollAPIKey returns for rolling old, as
+// read in the rolling transaction, into next at now: one matching
+// ErrConflict when old was rolled already, ErrRevoked when it is revoked at
+// now, ErrExpired when it has expired at now, and ErrInvalid when next's
+// name or scopes are not old's. It returns nil when the roll may go ahead.
+func CheckRollable(old, next APIKey, now time.Time) error {
+	switch {
+	case old.RolledTo != "":
+		return fmt.Errorf("API key rolled already: %w", ErrConflict)
+	case old.RevokedBy(now):
+		return fmt.Errorf("API key revoked: %w", ErrRevoked)
+	case old.ExpiredBy(now):
+		return fmt.Errorf("API key expired: %w", ErrExpired)
+	case next.Name != old.Name || !slices.Equal(next.Scopes, old.Scopes):
+		return invalidf("a successor has the name and scopes of the key it replaces")
+	}
+	return nil
+}
+
+// ScopesOf returns the scopes of text, scope names separated by spaces
+// (the form of the scope claim and of the stores' column), never nil.
+func ScopesOf(text string) []string {
+	sc := strings.Fields(text)
+	if sc == nil {
+		sc = []string{}
+	}
+	return sc
+}
+
+// CheckSigningKey checks a signing key record to create: project, id, a
+// known algorithm with a public key of its form (see SigningKey.PublicKey;
+// an RSA key of 2048 to 8192 bits), a sealed private key, CreatedAt set,
+// RetiredAt zero.
+func CheckSigningKey(k SigningKey) error {
+	pub := CheckPublicKey(k.Algorithm, k.PublicKey)
 	var priv error
 	if len(k.EncryptedPrivateKey) == 0 {
 		priv = invalidf("empty sealed private key")
@@ -352,6 +461,39 @@ func nonEmpty(what, s string) error {
 func zeroTime(what string, t time.Time) error {
 	if !t.IsZero() {
 		return invalidf("%s must be the zero time", what)
+	}
+	return nil
+}
+
+// Bounds of an RSA signing key's modulus.
+const (
+	MinRSABits = 2048
+	MaxRSABits = 8192
+)
+
+// CheckPublicKey checks that pub is a public key of the signing algorithm
+// alg in the form SigningKey.PublicKey states: an error matching
+// ErrInvalid for an unknown algorithm or a key that is not of its form.
+func CheckPublicKey(alg string, pub []byte) error {
+	switch alg {
+	case AlgEdDSA:
+		if len(pub) != 32 {
+			return invalidf("EdDSA public key is not 32 bytes")
+		}
+	case AlgES256:
+		if _, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), pub); err != nil {
+			return invalidf("ES256 public key is not an uncompressed P-256 point")
+		}
+	case AlgRS256:
+		k, err := x509.ParsePKCS1PublicKey(pub)
+		if err != nil {
+			return invalidf("RS256 public key is not a PKCS #1 RSA public key")
+		}
+		if n := k.N.BitLen(); n < MinRSABits || n > MaxRSABits {
+			return invalidf("RS256 public key is not of %d to %d bits", MinRSABits, MaxRSABits)
+		}
+	default:
+		return invalidf("signing algorithm is not EdDSA, ES256 or RS256")
 	}
 	return nil
 }

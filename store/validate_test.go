@@ -178,6 +178,13 @@ func TestCheckUser(t *testing.T) {
 	assert.NoError(t, CheckUser(nilTags), "nil tags")
 }
 
+func TestCheckPasswordHash(t *testing.T) {
+	assert.NoError(t, CheckPasswordHash("proj-a", "usr_1", "$argon2id$x"))
+	wantInvalid(t, CheckPasswordHash("Proj", "usr_1", "$argon2id$x"), "CheckPasswordHash with a bad project")
+	wantInvalid(t, CheckPasswordHash("proj-a", "", "$argon2id$x"), "CheckPasswordHash with an empty id")
+	wantInvalid(t, CheckPasswordHash("proj-a", "usr_1", ""), "CheckPasswordHash with an empty hash")
+}
+
 func TestCheckContact(t *testing.T) {
 	refuses(t, CheckContact, Contact{ID: "ct_1", ProjectID: "proj-a", Name: "Ada", CreatedAt: t0}, map[string]func(*Contact){
 		"a bad project":    func(c *Contact) { c.ProjectID = "" },
@@ -200,8 +207,12 @@ func TestCheckAPIKey(t *testing.T) {
 }
 
 func TestCheckSigningKey(t *testing.T) {
-	valid := SigningKey{ID: "sk_1", ProjectID: "proj-a", PublicKey: make([]byte, 32), EncryptedPrivateKey: []byte{1}, CreatedAt: t0}
+	valid := SigningKey{ID: "sk_1", ProjectID: "proj-a", Algorithm: AlgEdDSA, PublicKey: make([]byte, 32), EncryptedPrivateKey: []byte{1}, CreatedAt: t0}
 	refuses(t, CheckSigningKey, valid, map[string]func(*SigningKey){
+		"no algorithm":          func(k *SigningKey) { k.Algorithm = "" },
+		"alg HS256":             func(k *SigningKey) { k.Algorithm = "HS256" },
+		"ES256, 32 bytes":       func(k *SigningKey) { k.Algorithm = AlgES256 },
+		"RS256, 32 bytes":       func(k *SigningKey) { k.Algorithm = AlgRS256 },
 		"a bad project":         func(k *SigningKey) { k.ProjectID = "A" },
 		"an empty id":           func(k *SigningKey) { k.ID = "" },
 		"a 31-byte public key":  func(k *SigningKey) { k.PublicKey = make([]byte, 31) },

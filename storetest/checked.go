@@ -70,6 +70,7 @@ func wantRecords(t *testing.T, s store.Store, project string, ids store.TokenRec
 	require.NoError(t, err)
 	require.Equalf(t, sk.ID, recs.SigningKey.ID, "%s: SigningKey.ID", what)
 	require.Equalf(t, sk.ProjectID, recs.SigningKey.ProjectID, "%s: SigningKey.ProjectID", what)
+	require.Equalf(t, sk.Algorithm, recs.SigningKey.Algorithm, "%s: SigningKey.Algorithm", what)
 	wantBytes(t, sk.PublicKey, recs.SigningKey.PublicKey, "%s: SigningKey.PublicKey", what)
 	wantBytes(t, sk.EncryptedPrivateKey, recs.SigningKey.EncryptedPrivateKey, "%s: SigningKey.EncryptedPrivateKey", what)
 	wantTime(t, sk.CreatedAt, recs.SigningKey.CreatedAt, "%s: SigningKey.CreatedAt", what)

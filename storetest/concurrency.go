@@ -34,6 +34,9 @@ func concurrencyGroups() []group {
 			{"AllOnceReaderMissesNone", func(t *testing.T, s store.Store) { raceFeed(t, []store.Store{s}) }},
 			{"AtomicWithRecord", func(t *testing.T, s store.Store) { raceFeedAtomic(t, []store.Store{s}) }},
 		}},
+		{"APIKeyControls", []testCase{
+			{"RollOneSuccessor", func(t *testing.T, s store.Store) { raceRoll(t, []store.Store{s}) }},
+		}},
 		{"Projects", []testCase{
 			{"SameID", testConcProjectsSameID},
 		}},

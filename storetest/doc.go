@@ -38,13 +38,15 @@
 //     Revocations/... (one feed item per revocation, the feed's order,
 //     paging and floor, pruning of session items), Audit/...,
 //     ConsoleSessions/..., Throttle/... (PruneThrottle included),
+//     Settings/... (SetSetting and GetSetting),
 //     Checks/... (every method refuses what a store.Check function refuses
 //     with ErrInvalid and changes nothing; values at the checks' edges
 //     round-trip), Store/..., ChangeVersion/... for a store that offers
 //     [store.ChangeVersioner], VersionedContacts/... for one that offers
 //     [store.VersionedContactLister] (the page is ListContacts' page; the
-//     version follows ChangeVersion's contract), and CheckedContacts/...
-//     for one that offers [store.CheckedContactLister].
+//     version follows ChangeVersion's contract), CheckedContacts/...
+//     for one that offers [store.CheckedContactLister], and Writable/...
+//     for one that offers [store.WritableChecker].
 //   - [RunConcurrency] checks the atomicity promises under contention: one
 //     successor per refresh generation, a logout racing rotations leaves no
 //     usable successor, DisableUser racing session creates and rotations
@@ -57,6 +59,9 @@
 //     and enforce every rule as one: the feed and its floor, revocations
 //     seen by the other handle's reads, console sessions, and the races
 //     above split across the two handles.
+//   - [RunUnwritable] checks a store on a database that cannot take
+//     writes now (a standby, a read-only database): every write answers
+//     store.ErrUnavailable and changes nothing, reads still answer.
 //
 // # One assertion style
 //

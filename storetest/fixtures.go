@@ -166,6 +166,7 @@ func newSigningKey(project, id string, at time.Time) store.SigningKey {
 	return store.SigningKey{
 		ID:                  id,
 		ProjectID:           project,
+		Algorithm:           store.AlgEdDSA,
 		PublicKey:           publicKey(seed),
 		EncryptedPrivateKey: append([]byte("sealed\x00\xff"), publicKey(seed+1)...),
 		CreatedAt:           at,

@@ -40,12 +40,14 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Users", userCases()},
 		{"Contacts", contactCases()},
 		{"APIKeys", apiKeyCases()},
+		{"APIKeyControls", keyControlCases()},
 		{"SigningKeys", signingKeyCases()},
 		{"Refresh", refreshCases()},
 		{"Revocations", revocationCases()},
 		{"Audit", auditCases()},
 		{"ConsoleSessions", consoleSessionCases()},
 		{"Throttle", throttleCases()},
+		{"Settings", settingCases()},
 		{"Checks", checkCases()},
 		{"Store", lifecycleCases()},
 	}
@@ -54,6 +56,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	// are not run (rather than run and skipped).
 	if _, ok := newStore(t).(store.ChangeVersioner); ok {
 		groups = append(groups, group{"ChangeVersion", changeVersionCases()})
+	}
+	if implements[store.WritableChecker](newStore(t)) {
+		groups = append(groups, group{"Writable", writableCases()})
 	}
 	if implements[store.VersionedContactLister](newStore(t)) {
 		groups = append(groups, group{"VersionedContacts", versionedListCases()})
@@ -86,7 +91,7 @@ func RunConcurrency(t *testing.T, newStore func(t *testing.T) store.Store) {
 // uniqueness rules hold across handles.
 func RunShared(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 	t.Helper()
-	cases := sharedCases()
+	cases := append(sharedCases(), sharedCase{"Settings/OtherHandleWrite", testSharedSetting})
 	if a, _ := open(t); implements[store.ChangeVersioner](a) {
 		cases = append(cases, sharedCase{"ChangeVersion/OtherHandleWrite", testSharedChangeVersion})
 	}

@@ -34,6 +34,8 @@ func sharedCases() []sharedCase {
 		{"Refresh/RevokeRacesRotate", func(t *testing.T, a, b store.Store) { raceRevokeRotate(t, []store.Store{a, b}) }},
 		{"Audit/VisibleToOther", testSharedAudit},
 		{"ConsoleSessions/VisibleToOther", testSharedConsoleSessions},
+		{"APIKeyControls/RollRaceOneSuccessor", func(t *testing.T, a, b store.Store) { raceRoll(t, []store.Store{a, b}) }},
+		{"APIKeyControls/RollVisibleToOther", testSharedRoll},
 	}
 }
 
@@ -355,4 +357,25 @@ func testSharedConsoleSessions(t *testing.T, a, b store.Store) {
 	wantConsoleSession(t, cs, mustGetConsoleSession(t, a, projA, cs.ID), "a.GetConsoleSession after b.TouchConsoleSession")
 	require.NoError(t, a.DeleteConsoleSession(t.Context(), projA, cs.ID), "a.DeleteConsoleSession")
 	wantConsoleGone(t, b, projA, cs.ID, "a deleted, read through b")
+}
+
+// A roll through one handle is seen by the other at once: the successor,
+// the scheduled revocation, and, once due, its feed item.
+func testSharedRoll(t *testing.T, a, b store.Store) {
+	mustProject(t, a, projA)
+	k := mustAPIKey(t, a, projA, "key_shared", base)
+	now, due := base.Add(time.Hour), base.Add(2*time.Hour)
+	_, err := a.RollAPIKey(t.Context(), projA, k.ID, successorOf(k, "key_shared_next", now), due)
+	require.NoError(t, err)
+	got := mustGetAPIKey(t, b, projA, k.ID)
+	require.Equal(t, "key_shared_next", got.RolledTo, "b.GetAPIKey().RolledTo after a.RollAPIKey")
+	wantTime(t, due, got.RevokesAt, "b.GetAPIKey().RevokesAt after a.RollAPIKey")
+	require.Equal(t, k.ID, mustGetAPIKey(t, b, projA, "key_shared_next").RolledFrom)
+	_, err = b.RollAPIKey(t.Context(), projA, k.ID, successorOf(k, "key_other", now), due)
+	require.ErrorIs(t, err, store.ErrConflict, "b.RollAPIKey of a key a rolled")
+	// The real clock is past due: the first listing, through b, places it.
+	items := feedList(b, projA).all(t)
+	require.Len(t, items, 1)
+	wantTime(t, due, items[0].RevokedAt, "the scheduled item's RevokedAt, listed through b")
+	wantRevocations(t, items, feedList(a, projA).all(t), "the feed through a")
 }

@@ -24,6 +24,8 @@ func signingKeyCases() []testCase {
 		{"RetireTwiceKeepsFirst", testSigningKeyRetireTwice},
 		{"ListOrder", testSigningKeyListOrder},
 		{"OtherProject", testSigningKeyOtherProject},
+		{"Algorithms", testSigningKeyAlgorithms},
+		{"AlgorithmInvalid", testSigningKeyAlgorithmInvalid},
 	}
 }
 
@@ -31,6 +33,7 @@ func wantSigningKey(t *testing.T, want, got store.SigningKey, what string) {
 	t.Helper()
 	require.Equalf(t, want.ID, got.ID, "%s: ID", what)
 	require.Equalf(t, want.ProjectID, got.ProjectID, "%s: ProjectID", what)
+	require.Equalf(t, want.Algorithm, got.Algorithm, "%s: Algorithm", what)
 	wantBytes(t, want.PublicKey, got.PublicKey, "%s: PublicKey", what)
 	wantBytes(t, want.EncryptedPrivateKey, got.EncryptedPrivateKey, "%s: EncryptedPrivateKey", what)
 	wantTime(t, want.CreatedAt, got.CreatedAt, "%s: CreatedAt", what)

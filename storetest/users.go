@@ -302,7 +302,7 @@ func testUserSetTags(t *testing.T, s store.Store) {
 }
 
 // SetPasswordHash replaces the hash and nothing else; an unknown user is
-// ErrNotFound.
+// ErrNotFound, an empty hash ErrInvalid (and changes nothing).
 func testUserSetPasswordHash(t *testing.T, s store.Store) {
 	mustProject(t, s, projA)
 	u := mustUser(t, s, projA, "grace@example.com")
@@ -323,6 +323,11 @@ func testUserSetPasswordHash(t *testing.T, s store.Store) {
 	require.ErrorIsf(t, err, store.ErrNotFound, "SetPasswordHash(%q, %q) in an unknown project", "no-such-project", u.ID)
 	err = s.SetPasswordHash(t.Context(), projA, "", hash)
 	require.ErrorIsf(t, err, store.ErrInvalid, "SetPasswordHash(%q, \"\")", projA)
+	err = s.SetPasswordHash(t.Context(), projA, u.ID, "")
+	require.ErrorIsf(t, err, store.ErrInvalid, "SetPasswordHash(%q, %q) with an empty hash", projA, u.ID)
+	got, err = s.GetUser(t.Context(), projA, u.ID)
+	require.NoErrorf(t, err, "GetUser(%q)", u.ID)
+	wantUser(t, u, got, "GetUser after SetPasswordHash with an empty hash")
 }
 
 // GetUser and GetUserByEmail return ErrNotFound for a user that does not

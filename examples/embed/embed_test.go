@@ -15,7 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkey-dev/latchkey"
 	"github.com/latchkey-dev/latchkey/internal/testutil"
+	"github.com/latchkey-dev/latchkey/keys"
+	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -86,4 +90,35 @@ func TestEmbed(t *testing.T) {
 	res.Body.Close()
 	assert.Equal(t, http.StatusUnauthorized, res.StatusCode)
 	assert.Equal(t, "application/problem+json", res.Header.Get("Content-Type"))
+
+	// /reports needs reports:read of a key with scopes. The keys are made
+	// on the program's database by a second process, as the console or
+	// the CLI would.
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "latchkey.db"), nil)
+	require.NoError(t, err)
+	defer st.Close()
+	lk, err := latchkey.New(st, key, nil)
+	require.NoError(t, err)
+	defer lk.Close()
+	get := func(token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, base+"/reports", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body)
+	}
+	for scopes, want := range map[string]int{"reports:read": http.StatusOK, "contacts:read": http.StatusForbidden, "": http.StatusOK} {
+		_, token, err := lk.APIKeys().CreateKey(ctx, store.DefaultProject, keys.NewKey{Name: "svc", Scopes: strings.Fields(scopes)})
+		require.NoError(t, err)
+		status, body := get(token)
+		assert.Equalf(t, want, status, "a key with scopes %q: %s", scopes, body)
+		if want == http.StatusForbidden {
+			assert.Contains(t, body, `"code":"forbidden"`)
+		}
+	}
+	status, loginBody := get(ts.AccessToken)
+	assert.Equal(t, http.StatusOK, status, "a login token")
+	assert.Contains(t, loginBody, `scopes []`)
 }

@@ -60,6 +60,10 @@ func main() {
 	mux.Handle("/", lk.Handler()) // /v1/..., /.well-known/..., /console/
 	// A route of the host's own, behind Latchkey's bearer-token check.
 	mux.Handle("GET /hello", lk.Protect(http.HandlerFunc(hello)))
+	// One that an API key with scopes may call only if it holds
+	// "reports:read" (else 403 forbidden); login tokens and keys without
+	// scopes may call it too.
+	mux.Handle("GET /reports", lk.Protect(keys.RequireScope("reports:read")(http.HandlerFunc(reports))))
 	log.Fatal(http.ListenAndServe(*addr, mux))
 }
 
@@ -67,4 +71,11 @@ func main() {
 func hello(w http.ResponseWriter, r *http.Request) {
 	p, _ := keys.PrincipalFromContext(r.Context())
 	fmt.Fprintf(w, "hello, %s (%s)\n", p.Subject, p.Kind)
+}
+
+// reports answers with the scopes of the request's key (none: a login
+// token or a key that may do everything).
+func reports(w http.ResponseWriter, r *http.Request) {
+	p, _ := keys.PrincipalFromContext(r.Context())
+	fmt.Fprintf(w, "reports for %s, scopes %q\n", p.Subject, p.Scopes)
 }

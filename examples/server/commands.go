@@ -62,17 +62,29 @@ func parseArgs(fs *flag.FlagSet, sf *storeFlags, args, positional []string, need
 
 // with opens the instance the flags name, with the one-shot commands'
 // logger, no background pruning, and tokens minted with the issuer of
-// publicURL (none for ""), runs do on it and closes it. The actions do takes
-// are audited as the command line's (audit.CLI).
+// publicURL, or, when it is "", of the public URL a serve recorded in the
+// store (recordedPublicURL; none when no serve did), runs do on it and
+// closes it. The actions do takes are audited as the command line's
+// (audit.CLI).
 func (s *storeFlags) with(ctx context.Context, env *env, publicURL string, do func(ctx context.Context, inst *instance) error) error {
+	var recordErr error
 	inst, err := s.open(ctx, env, quietLogger(env), latchkey.Options{
 		Issuer:        issuerFor(publicURL),
 		PruneInterval: -1,
-	}, nil)
+	}, func(st store.Store, o *latchkey.Options) {
+		if publicURL == "" {
+			var recorded string
+			recorded, recordErr = recordedPublicURL(ctx, st)
+			o.Issuer = issuerFor(recorded)
+		}
+	})
 	if err != nil {
 		return err
 	}
 	defer inst.Close()
+	if recordErr != nil {
+		return recordErr
+	}
 	return do(audit.NewContext(ctx, audit.CLI), inst)
 }
 
@@ -96,9 +108,10 @@ func checkProject(ctx context.Context, inst *instance, project string) error {
 	return nil
 }
 
-// cmdProjectCreate: project create NAME.
+// cmdProjectCreate: project create [-alg A] NAME.
 func cmdProjectCreate(ctx context.Context, env *env, args []string) error {
 	fs, sf := commandFlags(env, "project create")
+	alg := registerAlg(fs, "signing algorithm of the project: EdDSA (default), ES256 or RS256")
 	if err := parseArgs(fs, sf, args, []string{"NAME"}); err != nil {
 		return err
 	}
@@ -106,8 +119,11 @@ func cmdProjectCreate(ctx context.Context, env *env, args []string) error {
 	if !store.ValidProjectID(name) {
 		return usagef(fs.Name(), "project name %q must match [a-z0-9][a-z0-9-]{0,62}", name)
 	}
+	if err := checkAlg(fs, *alg); err != nil {
+		return err
+	}
 	return sf.with(ctx, env, "", func(ctx context.Context, inst *instance) error {
-		p, err := inst.lk.CreateProject(ctx, name)
+		p, err := inst.lk.CreateProjectWith(ctx, name, &latchkey.ProjectOptions{Algorithm: *alg})
 		if errors.Is(err, store.ErrConflict) {
 			return fmt.Errorf("project %q already exists", name)
 		}
@@ -311,33 +327,111 @@ func cmdContactSeed(ctx context.Context, env *env, args []string) error {
 	})
 }
 
-// cmdKeyCreate: key create -project P -name N; prints the token once.
+// cmdKeyCreate: key create -project P -name N [-scope S]... [-expires-in D];
+// prints the token once, with the scopes and expiry when given.
 func cmdKeyCreate(ctx context.Context, env *env, args []string) error {
 	fs, sf := commandFlags(env, "key create")
 	project := fs.String("project", "", "project of the key")
 	name := fs.String("name", "", "label of the key")
+	var scopes repeated
+	fs.Var(&scopes, "scope", "a scope the key holds, [a-z0-9_.:-]{1,64} (repeatable; none: the key may do everything)")
+	expiresIn := fs.Duration("expires-in", 0, "lifetime of the key, for example 2160h (0: permanent)")
 	publicURL := registerPublicURL(fs, env)
 	if err := parseArgs(fs, sf, args, nil, "project", "name"); err != nil {
 		return err
 	}
+	if *expiresIn < 0 {
+		return usagef(fs.Name(), "-expires-in must not be negative")
+	}
 	return sf.with(ctx, env, *publicURL, func(ctx context.Context, inst *instance) error {
-		k, token, err := inst.lk.APIKeys().Create(ctx, *project, *name)
-		if errors.Is(err, keys.ErrInvalidName) {
+		k, token, err := inst.lk.APIKeys().CreateKey(ctx, *project, keys.NewKey{Name: *name, Scopes: scopes, ExpiresIn: *expiresIn})
+		if errors.Is(err, keys.ErrInvalidName) || errors.Is(err, keys.ErrInvalidScope) {
 			return invalidArg(fs.Name(), err)
+		}
+		if errors.Is(err, keys.ErrInvalidDuration) {
+			return usagef(fs.Name(), "-expires-in must be at least 1s")
 		}
 		if err != nil {
 			return noProject(err, *project)
 		}
-		return env.out.print(map[string]any{"id": k.ID, "name": k.Name, "token": token})
+		return env.out.print(createdKeyJSON(k, token))
 	})
 }
 
-// keyJSON is a key record as key list prints it; never the token.
+// createdKeyJSON is a new key as key create and key roll print it: its id,
+// name and token, and its scopes and expiry when it has them.
+func createdKeyJSON(k store.APIKey, token string) map[string]any {
+	m := map[string]any{"id": k.ID, "name": k.Name, "token": token}
+	if len(k.Scopes) > 0 {
+		m["scopes"] = k.Scopes
+	}
+	if !k.ExpiresAt.IsZero() {
+		m["expires_at"] = timeJSON(k.ExpiresAt)
+	}
+	return m
+}
+
+// cmdKeyRoll: key roll -project P [-overlap D] ID; a successor with the
+// key's name and scopes, printed like key create with rolled_from, and when
+// the old key stops (overlap_ends_at).
+func cmdKeyRoll(ctx context.Context, env *env, args []string) error {
+	fs, sf := commandFlags(env, "key roll")
+	project := fs.String("project", "", "project of the key")
+	overlap := fs.Duration("overlap", keys.DefaultOverlap, "how long the old key keeps working (0: revoked at once)")
+	publicURL := registerPublicURL(fs, env)
+	if err := parseArgs(fs, sf, args, []string{"ID"}, "project"); err != nil {
+		return err
+	}
+	if *overlap < 0 {
+		return usagef(fs.Name(), "-overlap must not be negative")
+	}
+	id := fs.Arg(0)
+	return sf.with(ctx, env, *publicURL, func(ctx context.Context, inst *instance) error {
+		old, next, token, err := inst.lk.APIKeys().Roll(ctx, *project, id, *overlap)
+		switch {
+		case errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid):
+			return fmt.Errorf("project %q has no API key %q", *project, id)
+		case errors.Is(err, store.ErrRevoked):
+			return fmt.Errorf("API key %q is revoked; create a new key instead", id)
+		case errors.Is(err, store.ErrExpired):
+			return fmt.Errorf("API key %q has expired; create a new key instead", id)
+		case errors.Is(err, store.ErrConflict):
+			return fmt.Errorf("API key %q was rolled already; roll its successor", id)
+		case err != nil:
+			return err
+		}
+		m := createdKeyJSON(next, token)
+		m["rolled_from"] = id
+		m["overlap_ends_at"] = timeJSON(old.StopsAt())
+		return env.out.print(m)
+	})
+}
+
+// repeated is a flag that may be given several times.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+// keyJSON is a key record as key list prints it; never the token. revokes_at
+// is a scheduled revocation (the old key of a roll).
 func keyJSON(k store.APIKey) map[string]any {
-	return map[string]any{
+	scopes := k.Scopes
+	if scopes == nil {
+		scopes = []string{}
+	}
+	m := map[string]any{
 		"id": k.ID, "name": k.Name, "created_at": timeJSON(k.CreatedAt),
 		"last_used_at": timeJSON(k.LastUsedAt), "revoked_at": timeJSON(k.RevokedAt),
+		"scopes": scopes, "expires_at": timeJSON(k.ExpiresAt), "revokes_at": timeJSON(k.RevokesAt),
 	}
+	if k.RolledFrom != "" {
+		m["rolled_from"] = k.RolledFrom
+	}
+	if k.RolledTo != "" {
+		m["rolled_to"] = k.RolledTo
+	}
+	return m
 }
 
 // cmdKeyList: key list -project P.

@@ -80,8 +80,14 @@ type server struct {
 // prints that it listens.
 func startServer(t *testing.T, dir string, args ...string) *server {
 	t.Helper()
+	return startServerEnv(t, dir, nil, args...)
+}
+
+// startServerEnv is startServer with env added to the server's environment.
+func startServerEnv(t *testing.T, dir string, env []string, args ...string) *server {
+	t.Helper()
 	cmd := exec.Command(serverBin, append([]string{"serve", "-addr", "127.0.0.1:0", "-data", dir}, args...)...)
-	cmd.Env = childEnv()
+	cmd.Env = childEnv(env...)
 	contract := openapitest.New(t, &openapitest.Options{
 		ProjectPrefix: "/p/",
 		Unchecked:     []string{"/healthz"}, // the example server's own
@@ -463,7 +469,7 @@ func TestE2E_revocationByTheCLIWhileServing(t *testing.T) {
 
 	listed := ok(t, dir, "", "key list", "-project", "default")
 	require.Len(t, listed, 1)
-	assert.ElementsMatch(t, []string{"id", "name", "created_at", "last_used_at", "revoked_at"}, memberNames(listed[0]))
+	assert.ElementsMatch(t, []string{"id", "name", "created_at", "last_used_at", "revoked_at", "scopes", "expires_at", "revokes_at"}, memberNames(listed[0]))
 	assert.Nil(t, listed[0]["revoked_at"])
 
 	revoked := ok(t, dir, "", "key revoke", "-project", "default", key["id"].(string))

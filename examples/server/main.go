@@ -8,7 +8,7 @@
 //
 // # Commands
 //
-//	serve (default) [-addr 127.0.0.1:8080] [-data DIR] [-db URL] [-public-url URL] [-metrics-addr ADDR] [-demo]
+//	serve (default) [-addr 127.0.0.1:8080] [-data DIR] [-db URL] [-public-url URL] [-cors-origin O]... [-metrics-addr ADDR] [-demo]
 //	project create [-data DIR] [-db URL] NAME
 //	user create    [-data DIR] [-db URL] -project P -email E [-tags a,b]   (password: first line of stdin)
 //	user disable   [-data DIR] [-db URL] -project P -email E
@@ -39,11 +39,16 @@
 // The server serves project P at http://ADDR/p/P and the project default
 // also at http://ADDR. Tokens carry iss = {public}/p/P (project P) or
 // {public} (default), where {public} is -public-url, LATCHKEY_PUBLIC_URL, or
-// for serve http://ADDR; the one-shot commands mint without iss unless given
-// one. It prints {"event":"listening",...} on stdout when it
+// for serve http://ADDR. serve records {public} in the store, and the
+// one-shot commands that mint tokens (key create) use the recorded one when
+// given none (without iss when no serve has recorded one). It prints {"event":"listening",...} on stdout when it
 // accepts connections, logs one JSON line per request to stderr (never a
 // token, a password or a query string), answers GET /healthz, and on SIGINT
 // or SIGTERM finishes in-flight requests before closing the store.
+//
+// -cors-origin ORIGIN (repeatable; default: LATCHKEY_CORS_ORIGINS,
+// comma-separated; none when unset) lets browser pages of that origin
+// (scheme://host[:port]) call the /v1 API: latchkey.Options.CORSOrigins.
 //
 // -metrics-addr ADDR (default: LATCHKEY_METRICS_ADDR; empty: off) serves
 // Latchkey's metrics and the Go runtime's in the Prometheus text format at
@@ -151,17 +156,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 const usageText = `usage:
-  server [serve] [-addr 127.0.0.1:8080] [-data DIR] [-db URL] [-public-url URL] [-metrics-addr ADDR] [-demo]
-  server project create [-data DIR] [-db URL] NAME
+  server [serve] [-addr 127.0.0.1:8080] [-data DIR] [-db URL] [-public-url URL] [-cors-origin O]... [-metrics-addr ADDR] [-demo]
+  server project create [-data DIR] [-db URL] [-alg EdDSA|ES256|RS256] NAME
   server user create    [-data DIR] [-db URL] -project P -email E [-tags a,b]   (password: first line of stdin)
   server user disable   [-data DIR] [-db URL] -project P -email E
   server user enable    [-data DIR] [-db URL] -project P -email E
   server user list      [-data DIR] [-db URL] -project P [-email-prefix S]
   server contact create [-data DIR] [-db URL] -project P -name N
   server contact seed   [-data DIR] [-db URL] -project P -n N
-  server key create     [-data DIR] [-db URL] [-public-url URL] -project P -name N
+  server key create     [-data DIR] [-db URL] [-public-url URL] -project P -name N [-scope S]... [-expires-in D]
+  server key roll       [-data DIR] [-db URL] [-public-url URL] -project P [-overlap D] ID
   server key list       [-data DIR] [-db URL] -project P
   server key revoke     [-data DIR] [-db URL] -project P ID
+  server key rotate-signing [-data DIR] [-db URL] -project P [-alg EdDSA|ES256|RS256]
+  server signing-key list   [-data DIR] [-db URL] -project P
   server audit list     [-data DIR] [-db URL] -project P [-limit N] [-cursor C] [-action A] [-target ID]
 `
 
@@ -191,10 +199,16 @@ func lookup(name string) command {
 		return cmdContactSeed
 	case "key create":
 		return cmdKeyCreate
+	case "key roll":
+		return cmdKeyRoll
 	case "key list":
 		return cmdKeyList
 	case "key revoke":
 		return cmdKeyRevoke
+	case "key rotate-signing":
+		return cmdKeyRotateSigning
+	case "signing-key list":
+		return cmdSigningKeyList
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -30,6 +32,29 @@ func issuerFor(publicURL string) func(project string) string {
 	}
 }
 
+// recordPublicURL records publicURL in st as the deployment's public URL
+// (store.SettingPublicURL), for the commands that mint tokens without
+// being told it (recordedPublicURL). serve records the URL it mints with.
+func recordPublicURL(ctx context.Context, st store.Store, publicURL string) error {
+	if err := st.SetSetting(ctx, store.SettingPublicURL, publicURL); err != nil {
+		return fmt.Errorf("recording the public URL: %w", err)
+	}
+	return nil
+}
+
+// recordedPublicURL returns the public URL a serve recorded in st, or ""
+// when none did.
+func recordedPublicURL(ctx context.Context, st store.Store) (string, error) {
+	u, err := st.GetSetting(ctx, store.SettingPublicURL)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("reading the public URL serve recorded: %w", err)
+	}
+	return u, nil
+}
+
 // publicURLEnv names the environment variable that gives -public-url.
 const publicURLEnv = "LATCHKEY_PUBLIC_URL"
 
@@ -38,7 +63,7 @@ const publicURLEnv = "LATCHKEY_PUBLIC_URL"
 // fs is parsed.
 func registerPublicURL(fs *flag.FlagSet, env *env) *string {
 	v := &publicURLValue{s: env.getenv(publicURLEnv)}
-	fs.Var(v, "public-url", "the deployment's public URL, for example https://id.example.com: tokens carry {public}/p/P (project P) or {public} (default) as iss (default: "+publicURLEnv+"; serve: http://ADDR)")
+	fs.Var(v, "public-url", "the deployment's public URL, for example https://id.example.com: tokens carry {public}/p/P (project P) or {public} (default) as iss (default: "+publicURLEnv+"; serve: http://ADDR, which serve records in the store; other commands: the URL serve recorded)")
 	return &v.s
 }
 

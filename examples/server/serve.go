@@ -14,7 +14,6 @@ import (
 	"github.com/latchkey-dev/latchkey"
 	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
-	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/requestid"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
@@ -53,6 +52,7 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	publicURL := registerPublicURL(fs, env)
 	metricsAddr := registerMetricsAddr(fs, env)
+	cors := registerCORSOrigins(fs, env)
 	demo := fs.Bool("demo", false, "seed demo data once (an admin user and 1,000 contacts in project default) and print curl lines to try")
 	addressLimit := fs.Int("login-address-limit", 0, "failed sign-ins per client address and project in 15 minutes before 429 (0: the default, 50); raise it only to benchmark a login flood")
 	accessLogRate := fs.Int("access-log-rate", defaultAccessLogRate, "at most this many access log lines a second; the requests left out are counted in the next line's unlogged (server errors are always logged; 0: a line for every request)")
@@ -68,6 +68,10 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	}
 	if *addressLimit < 0 {
 		return usagef(fs.Name(), "-login-address-limit must not be negative")
+	}
+	corsOrigins, err := cors.list()
+	if err != nil {
+		return err
 	}
 	// Logs and the demo's banner share one buffered sink, flushed every
 	// 100 ms and on the way out, so they stay in order.
@@ -103,8 +107,9 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 		}
 	}
 	opts := latchkey.Options{
-		Resolver: tenant.FromRequest,
-		Issuer:   issuerFor(public),
+		Resolver:    tenant.FromRequest,
+		Issuer:      issuerFor(public),
+		CORSOrigins: corsOrigins,
 	}
 	if *metricsAddr != "" {
 		metrics, err := startMetrics(*metricsAddr, logger)
@@ -126,6 +131,9 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 		return err
 	}
 	defer inst.Close()
+	if err := recordPublicURL(ctx, inst.st, public); err != nil {
+		return err
+	}
 	if *demo {
 		if err := seedDemo(ctx, env, inst, &sf, baseURL); err != nil {
 			return err
@@ -233,24 +241,6 @@ func newRootHandler(inst *instance, logger *slog.Logger, limit *accessLimit) htt
 		}
 		api.ServeHTTP(w, r)
 	})))
-}
-
-// healthHandler answers GET /healthz with 200 {"status":"ok"} when the store
-// answers, else 503.
-func healthHandler(inst *instance, logger *slog.Logger) http.Handler {
-	return httpapi.Handle(logger, func(w http.ResponseWriter, r *http.Request) error {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			problem.MethodNotAllowed(w, r, "GET, HEAD")
-			return nil
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if _, err := inst.st.GetProject(ctx, store.DefaultProject); err != nil {
-			logger.ErrorContext(ctx, "health check", "err", err)
-			return httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
-		}
-		return httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
 }
 
 // logRequests writes the access log: a line per request admitted by limit

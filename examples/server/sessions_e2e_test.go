@@ -111,7 +111,8 @@ func TestE2E_userCommands(t *testing.T) {
 }
 
 // The issuer: serve mints iss from -public-url (or http://ADDR); the CLI
-// mints with -public-url or LATCHKEY_PUBLIC_URL, and without iss otherwise.
+// mints with -public-url or LATCHKEY_PUBLIC_URL, and otherwise with the
+// public URL serve recorded.
 // The discovery document names the issuer; introspection and the feed work
 // with an API key made on the command line.
 func TestE2E_issuerDiscoveryIntrospectionFeed(t *testing.T) {
@@ -135,8 +136,8 @@ func TestE2E_issuerDiscoveryIntrospectionFeed(t *testing.T) {
 	d = s.do("GET", "/.well-known/openid-configuration", "", "")
 	assert.Equal(t, "https://id.example.com", d.json(t)["issuer"], "default is {public}")
 
-	plain := ok(t, dir, "", "key create", "-project", "acme", "-name", "no issuer")[0]
-	assert.Nil(t, issOf(plain["token"].(string)), "the CLI mints without iss unless told")
+	plain := ok(t, dir, "", "key create", "-project", "acme", "-name", "no flag")[0]
+	assert.Equal(t, "https://id.example.com/p/acme", issOf(plain["token"].(string)), "the CLI mints with the public URL serve recorded")
 	withFlag := ok(t, dir, "", "key create", "-project", "acme", "-name", "flag", "-public-url", "https://id.example.com")[0]
 	assert.Equal(t, "https://id.example.com/p/acme", issOf(withFlag["token"].(string)))
 	res := cliEnv(t, dir, "", []string{"LATCHKEY_PUBLIC_URL=https://auth.example.net"}, "key create", "-project", "acme", "-name", "env")

@@ -18,6 +18,9 @@ func secretsOf(ex Exchange) []string {
 	for _, a := range ex.Request.Header.Values("Authorization") {
 		if _, cred, ok := strings.Cut(a, " "); ok && cred != "" {
 			out = append(out, cred)
+			if _, secret, err := basicCredentials(cred); err == nil {
+				out = append(out, secret)
+			}
 		}
 		out = append(out, a)
 	}

@@ -27,6 +27,12 @@
 //     the methods the document lists for the path (or 404 not_found, for an
 //     unknown project).
 //   - For any other path, the answer must be 404 not_found.
+//   - CORS (the document's member "x-latchkey-cors"): a 204 answer to a
+//     preflight on a path under its prefix must match its preflight
+//     response component and allow exactly the path's methods; on those
+//     paths an Access-Control-Allow-Origin must be the request's one Origin
+//     (never "*") with Vary: Origin, elsewhere it may only be "*"; no
+//     answer allows credentials.
 //
 // Error answers outside an operation are checked against the document's
 // response components. The paths the document declares out of scope (its
@@ -99,8 +105,10 @@ type Validator struct {
 	opts       Options
 	outOfScope []string
 	// fallback are the components answering requests no operation serves:
-	// "NotFound", "MethodNotAllowed", "Internal", "Unavailable".
+	// "NotFound", "MethodNotAllowed", "Internal", "Unavailable", and the
+	// CORS preflight's.
 	fallback map[string]*openapi3.ResponseRef
+	cors     corsSpec // the document's CORSKey member
 }
 
 // New returns a Validator of the embedded document (openapi.Document) that
@@ -142,6 +150,9 @@ func newValidator(t testing.TB, raw []byte, opts *Options) (*Validator, error) {
 		}
 		v.fallback[name] = ref
 	}
+	if err := v.loadCORS(); err != nil {
+		return nil, err
+	}
 	// Routes match on the path alone: the base_url a test reaches is not
 	// the document's.
 	routed := *doc
@@ -182,7 +193,7 @@ func (v *Validator) Check(ctx context.Context, ex Exchange) error {
 	if !ok {
 		return nil
 	}
-	return redact(errors.Join(v.check(ctx, path, ex), v.checkRequestID(ex)), secretsOf(ex))
+	return redact(errors.Join(v.check(ctx, path, ex), v.checkRequestID(ex), v.checkCORS(path, ex)), secretsOf(ex))
 }
 
 // documentPath returns the path of the document a request path is checked
@@ -211,6 +222,9 @@ func (v *Validator) check(ctx context.Context, path string, ex Exchange) error {
 	req.Body = io.NopCloser(bytes.NewReader(ex.RequestBody))
 	req.ContentLength = int64(len(ex.RequestBody))
 
+	if ex.Status == http.StatusNoContent && isPreflight(req) && v.corsPath(path) {
+		return v.checkPreflight(ctx, path, req, ex)
+	}
 	route, params, err := v.router.FindRoute(req)
 	switch {
 	case errors.Is(err, routers.ErrPathNotFound):
@@ -221,12 +235,21 @@ func (v *Validator) check(ctx context.Context, path string, ex Exchange) error {
 		return fmt.Errorf("routing: %w", err)
 	}
 
+	digitErr := digitsOnly(route, req)
+	clampDigits(route, req)
 	reqErr := openapi3filter.ValidateRequest(ctx, &openapi3filter.RequestValidationInput{
 		Request:    req,
 		PathParams: params,
 		Route:      route,
 		Options:    &openapi3filter.Options{MultiError: true, AuthenticationFunc: v.authenticate},
 	})
+	if digitErr != nil {
+		var me openapi3.MultiError
+		if reqErr != nil && !errors.As(reqErr, &me) {
+			me = openapi3.MultiError{reqErr}
+		}
+		reqErr = append(me, digitErr)
+	}
 	req.Body = io.NopCloser(bytes.NewReader(ex.RequestBody))
 	errs := []error{v.checkResponse(ctx, route, req, ex)}
 	if reqErr != nil {
@@ -396,5 +419,55 @@ func (v *Validator) report(ctx context.Context, ex Exchange) {
 	if err := v.Check(ctx, ex); err != nil {
 		v.t.Errorf("openapi: %s %s answered %d, which the document does not allow: %v",
 			ex.Request.Method, ex.Request.URL.Path, ex.Status, err)
+	}
+}
+
+// DigitsOnlyKey is the member of a query parameter whose integer values
+// must be written in decimal digits only (no sign, no exponent): a JSON
+// Schema integer allows "+5", which the API refuses.
+const DigitsOnlyKey = "x-latchkey-digits-only"
+
+// digitsOnly returns the fault of a request that writes a parameter marked
+// DigitsOnlyKey with anything but digits, or nil.
+func digitsOnly(route *routers.Route, req *http.Request) error {
+	q := req.URL.Query()
+	for _, ref := range route.Operation.Parameters {
+		p := ref.Value
+		if p == nil || p.In != openapi3.ParameterInQuery || p.Extensions[DigitsOnlyKey] != true {
+			continue
+		}
+		for _, val := range q[p.Name] {
+			if val == "" || strings.Trim(val, "0123456789") != "" {
+				return &openapi3filter.RequestError{Parameter: p, Reason: "not written in decimal digits only"}
+			}
+		}
+	}
+	return nil
+}
+
+// clampDigits rewrites, in req's query, the values of the parameters marked
+// DigitsOnlyKey that are written in more digits than an int64 holds, to
+// the largest int64: a JSON Schema integer has no bound, but the library
+// reads integers as int64, and the API takes any number of digits.
+func clampDigits(route *routers.Route, req *http.Request) {
+	q, err := url.ParseQuery(req.URL.RawQuery)
+	if err != nil {
+		return // left as it is, for the library to find the fault
+	}
+	changed := false
+	for _, ref := range route.Operation.Parameters {
+		p := ref.Value
+		if p == nil || p.In != openapi3.ParameterInQuery || p.Extensions[DigitsOnlyKey] != true {
+			continue
+		}
+		for i, val := range q[p.Name] {
+			if len(val) > 18 && strings.Trim(val, "0123456789") == "" {
+				q[p.Name][i] = "9223372036854775807"
+				changed = true
+			}
+		}
+	}
+	if changed {
+		req.URL.RawQuery = q.Encode()
 	}
 }

@@ -137,11 +137,25 @@ func (s *Store) ListAPIKeys(ctx context.Context, projectID string) ([]store.APIK
 	return r0, err
 }
 
+func (s *Store) ListAPIKeysPage(ctx context.Context, projectID string, namePrefix string, req paginate.Request) (paginate.Page[store.APIKey], error) {
+	ctx, span := s.start(ctx, "store.ListAPIKeysPage", projectID)
+	r0, err := s.st.ListAPIKeysPage(ctx, projectID, namePrefix, req)
+	end(span, err)
+	return r0, err
+}
+
 func (s *Store) RevokeAPIKey(ctx context.Context, projectID string, id string, at time.Time) error {
 	ctx, span := s.start(ctx, "store.RevokeAPIKey", projectID)
 	err := s.st.RevokeAPIKey(ctx, projectID, id, at)
 	end(span, err)
 	return err
+}
+
+func (s *Store) RollAPIKey(ctx context.Context, projectID string, id string, next store.APIKey, revokeAt time.Time) (store.APIKey, error) {
+	ctx, span := s.start(ctx, "store.RollAPIKey", projectID)
+	r0, err := s.st.RollAPIKey(ctx, projectID, id, next, revokeAt)
+	end(span, err)
+	return r0, err
 }
 
 func (s *Store) TouchAPIKey(ctx context.Context, projectID string, id string, at time.Time) error {
@@ -224,6 +238,13 @@ func (s *Store) PruneRefreshFamilies(ctx context.Context, before time.Time) (int
 func (s *Store) ListRevocations(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Revocation], error) {
 	ctx, span := s.start(ctx, "store.ListRevocations", projectID)
 	r0, err := s.st.ListRevocations(ctx, projectID, req)
+	end(span, err)
+	return r0, err
+}
+
+func (s *Store) NextScheduledRevocation(ctx context.Context, projectID string) (time.Time, error) {
+	ctx, span := s.start(ctx, "store.NextScheduledRevocation", projectID)
+	r0, err := s.st.NextScheduledRevocation(ctx, projectID)
 	end(span, err)
 	return r0, err
 }
@@ -315,6 +336,20 @@ func (s *Store) ClearFailures(ctx context.Context, key string) error {
 func (s *Store) PruneThrottle(ctx context.Context, now time.Time) (int, error) {
 	ctx, span := s.start(ctx, "store.PruneThrottle", "")
 	r0, err := s.st.PruneThrottle(ctx, now)
+	end(span, err)
+	return r0, err
+}
+
+func (s *Store) SetSetting(ctx context.Context, name string, value string) error {
+	ctx, span := s.start(ctx, "store.SetSetting", "")
+	err := s.st.SetSetting(ctx, name, value)
+	end(span, err)
+	return err
+}
+
+func (s *Store) GetSetting(ctx context.Context, name string) (string, error) {
+	ctx, span := s.start(ctx, "store.GetSetting", "")
+	r0, err := s.st.GetSetting(ctx, name)
 	end(span, err)
 	return r0, err
 }

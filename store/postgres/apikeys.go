@@ -2,25 +2,38 @@ package postgres
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
 const (
-	apiKeyColumns   = `project_id, id, name, created_by, signing_key_id, created_at, last_used_at, revoked_at`
-	createAPIKeySQL = `INSERT INTO api_keys (` + apiKeyColumns + `)
-	VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL)`
-	getAPIKeySQL   = `SELECT ` + apiKeyColumns + ` FROM api_keys WHERE project_id = $1 AND id = $2`
+	apiKeyColumns = `project_id, id, name, created_by, signing_key_id, created_at, last_used_at, revoked_at,
+	scopes, expires_at, rolled_from, rolled_to, revokes_at`
+	createAPIKeySQL = `INSERT INTO api_keys (project_id, id, name, created_by, signing_key_id, created_at,
+	scopes, expires_at, rolled_from)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+	getAPIKeySQL = `SELECT ` + apiKeyColumns + ` FROM api_keys WHERE project_id = $1 AND id = $2`
+	// lockAPIKeySQL reads the key and locks its row for the rest of the
+	// transaction: concurrent rolls and revocations of one key queue on
+	// it, and each sees what the one before committed.
+	lockAPIKeySQL  = getAPIKeySQL + ` FOR UPDATE`
 	listAPIKeysSQL = `SELECT ` + apiKeyColumns + ` FROM api_keys WHERE project_id = $1
 	ORDER BY created_at, id`
-	// revokeAPIKeySQL changes only an unrevoked key, so that a second
-	// revocation keeps the first time and adds no feed item.
-	revokeAPIKeySQL = `UPDATE api_keys SET revoked_at = $3
-	WHERE project_id = $1 AND id = $2 AND revoked_at IS NULL`
+	listAPIKeysBaseSQL  = `SELECT ` + apiKeyColumns + ` FROM api_keys WHERE project_id = $1`
+	listAPIKeysFromSQL  = ` AND name >= %s COLLATE "C"`
+	listAPIKeysBelowSQL = ` AND name < %s COLLATE "C"`
+	listAPIKeysAfterSQL = ` AND (created_at, id) > (%s, %s)`
+	listAPIKeysOrderSQL = ` ORDER BY created_at, id LIMIT %s`
+	revokeAPIKeySQL     = `UPDATE api_keys SET revoked_at = $3, revokes_at = NULL WHERE project_id = $1 AND id = $2`
+	rollAPIKeySQL       = `UPDATE api_keys SET rolled_to = $3, revokes_at = $4 WHERE project_id = $1 AND id = $2`
 	// touchAPIKeySQL writes only when it moves LastUsedAt forward, so a
 	// key used by many requests at once does not queue writes on its row.
 	touchAPIKeySQL = `UPDATE api_keys SET last_used_at = $3
@@ -37,8 +50,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 	if err := store.CheckAPIKey(k); err != nil {
 		return check(op, err)
 	}
-	_, err := s.execCount(ctx, op, createAPIKeySQL, k.ProjectID, k.ID, k.Name,
-		k.CreatedBy, k.SigningKeyID, dbTime(k.CreatedAt))
+	_, err := s.execCount(ctx, op, createAPIKeySQL, createAPIKeyArgs(k)...)
 	return err
 }
 
@@ -65,11 +77,43 @@ func (s *Store) ListAPIKeys(ctx context.Context, projectID string) ([]store.APIK
 	})
 }
 
+// ListAPIKeysPage returns at most req.Limit keys of the project whose name
+// starts with namePrefix (compared byte by byte; every key when it is
+// empty), revoked ones included, that sort strictly after req.After, in
+// ascending (CreatedAt, ID) order, and whether more such keys follow. An
+// unknown project lists as empty.
+func (s *Store) ListAPIKeysPage(ctx context.Context, projectID, namePrefix string, req paginate.Request) (paginate.Page[store.APIKey], error) {
+	const op = "list api keys page"
+	if err := checkList(projectID, req); err != nil {
+		return paginate.Page[store.APIKey]{}, check(op, err)
+	}
+	limit, fetch := pageSize(req)
+	sql, args := listAPIKeysBaseSQL, []any{projectID}
+	ph := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if namePrefix != "" {
+		sql += fmt.Sprintf(listAPIKeysFromSQL, ph(namePrefix))
+		if end, ok := prefixEnd(namePrefix); ok {
+			sql += fmt.Sprintf(listAPIKeysBelowSQL, ph(end))
+		}
+	}
+	if !req.After.IsZero() {
+		sql += fmt.Sprintf(listAPIKeysAfterSQL, ph(dbTime(req.After.CreatedAt)), ph(req.After.ID))
+	}
+	sql += fmt.Sprintf(listAPIKeysOrderSQL, ph(fetch))
+	return listPage(ctx, s, op, limit, sql, args, func(rows pgx.Rows) (store.APIKey, error) {
+		return scanAPIKey(rows)
+	})
+}
+
 // RevokeAPIKey sets the key's RevokedAt to at and adds one revocation of
 // kind store.RevokedAPIKey to the project's feed, in one transaction.
 // Revoking a revoked key succeeds, keeps the first revocation time and adds
-// nothing. It returns an error matching store.ErrNotFound for an unknown key
-// and store.ErrInvalid for a zero at.
+// nothing; a key whose scheduled revocation is after at is revoked at at,
+// its scheduled item replaced. It returns an error matching
+// store.ErrNotFound for an unknown key and store.ErrInvalid for a zero at.
 func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "revoke api key"
 	if err := store.CheckKey(projectID, "API key id", id); err != nil {
@@ -80,15 +124,74 @@ func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.
 	}
 	at = dbTime(at)
 	return s.inTx(ctx, op, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, revokeAPIKeySQL, projectID, id, at)
+		k, err := scanAPIKey(tx.QueryRow(ctx, lockAPIKeySQL, projectID, id))
 		if err != nil {
-			return err
+			return err // pgx.ErrNoRows: not found
 		}
-		if tag.RowsAffected() == 0 {
-			return existsOrNotFound(ctx, tx, op, apiKeyExistsSQL, projectID, id)
+		if k.RevokedBy(at) {
+			return nil
+		}
+		if !k.RevokesAt.IsZero() {
+			// Scheduled later: the revocation happens at at instead.
+			if _, err := tx.Exec(ctx, unscheduleRevocationSQL, projectID, k.RevokesAt, id); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, revokeAPIKeySQL, projectID, id, at); err != nil {
+			return err
 		}
 		return addRevocation(ctx, tx, projectID, store.RevokedAPIKey, id, at)
 	})
+}
+
+// RollAPIKey replaces the key id by next and revokes the old key at
+// revokeAt, scheduled when that is after next.CreatedAt, in one transaction
+// (see store.APIKeyStore). The transaction locks the old key's row first,
+// so concurrent rolls of one key, on any instances, run one after the
+// other, and every one after the first finds the key rolled.
+func (s *Store) RollAPIKey(ctx context.Context, projectID, id string, next store.APIKey, revokeAt time.Time) (store.APIKey, error) {
+	const op = "roll api key"
+	if err := store.CheckRoll(projectID, id, next, revokeAt); err != nil {
+		return store.APIKey{}, check(op, err)
+	}
+	now, due := next.CreatedAt, dbTime(revokeAt)
+	var old store.APIKey
+	err := s.inTx(ctx, op, func(tx pgx.Tx) error {
+		k, err := scanAPIKey(tx.QueryRow(ctx, lockAPIKeySQL, projectID, id))
+		if err != nil {
+			return err // pgx.ErrNoRows: not found
+		}
+		if err := store.CheckRollable(k, next, now); err != nil {
+			return fmt.Errorf("postgres: %s: %w", op, err)
+		}
+		next.RolledFrom = id
+		if _, err := tx.Exec(ctx, createAPIKeySQL, createAPIKeyArgs(next)...); err != nil {
+			return err
+		}
+		k.RolledTo = next.ID
+		if !due.After(now) {
+			if _, err := tx.Exec(ctx, rollAPIKeySQL, projectID, id, next.ID, nil); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, revokeAPIKeySQL, projectID, id, due); err != nil {
+				return err
+			}
+			k.RevokedAt = due
+			old = k
+			return addRevocation(ctx, tx, projectID, store.RevokedAPIKey, id, due)
+		}
+		if _, err := tx.Exec(ctx, rollAPIKeySQL, projectID, id, next.ID, due); err != nil {
+			return err
+		}
+		k.RevokesAt = due
+		old = k
+		_, err = tx.Exec(ctx, scheduleRevocationSQL, projectID, due, id, string(store.RevokedAPIKey))
+		return err
+	})
+	if err != nil {
+		return store.APIKey{}, err
+	}
+	return old, nil
 }
 
 // TouchAPIKey sets the key's LastUsedAt to at unless it is already at or
@@ -124,15 +227,25 @@ func existsOrNotFound(ctx context.Context, q querier, op, sql string, args ...an
 	return nil
 }
 
+// createAPIKeyArgs returns the arguments of createAPIKeySQL for k.
+func createAPIKeyArgs(k store.APIKey) []any {
+	return []any{k.ProjectID, k.ID, k.Name, k.CreatedBy, k.SigningKeyID, dbTime(k.CreatedAt),
+		strings.Join(k.Scopes, " "), nullDBTime(k.ExpiresAt), k.RolledFrom}
+}
+
 func scanAPIKey(row rowScanner) (store.APIKey, error) {
 	var k store.APIKey
-	var used, revoked pgtype.Timestamptz
+	var used, revoked, expires, revokes pgtype.Timestamptz
+	var scopes string
 	if err := row.Scan(&k.ProjectID, &k.ID, &k.Name, &k.CreatedBy, &k.SigningKeyID,
-		&k.CreatedAt, &used, &revoked); err != nil {
+		&k.CreatedAt, &used, &revoked, &scopes, &expires, &k.RolledFrom, &k.RolledTo, &revokes); err != nil {
 		return store.APIKey{}, err
 	}
 	k.CreatedAt = k.CreatedAt.UTC()
 	k.LastUsedAt = fromNullDBTime(used)
 	k.RevokedAt = fromNullDBTime(revoked)
+	k.ExpiresAt = fromNullDBTime(expires)
+	k.RevokesAt = fromNullDBTime(revokes)
+	k.Scopes = store.ScopesOf(scopes)
 	return k, nil
 }

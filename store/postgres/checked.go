@@ -17,22 +17,25 @@ import (
 var _ store.CheckedContactLister = (*Store)(nil)
 
 // The pieces of the statement of ListContactsChecked (see checkedSQL). Its
-// first row holds true, the statement's snapshot as text and the token's
-// records (latchkey_token_records, migration 0003), or NULL instead of the
-// records when the snapshot is $5, the one the records kept were read in
-// (see keptRecords), on a primary: a hot standby's snapshot lists the
-// transactions in progress elsewhere than pg_current_snapshot shows, so
-// there the records are always read. Its page columns are empty. The
-// page's rows follow, their first column false and the snapshot and
-// records NULL. The page is the keyset query of ListContacts
-// (listContactsFirstSQL and listContactsAfterSQL) on the contacts_keyset
-// index; a UNION ALL promises no order across its rows, so the caller
-// sorts them.
+// first row holds true, the statement's state ("identity snapshot": the
+// identity of the session it runs on, see identity.go, and its snapshot as
+// text) and the token's records (latchkey_token_records, migration 0003),
+// or NULL instead of the records when the state is $5, the one the records
+// kept were read in (see keptRecords), the session has an identity, and
+// the server is a primary: a hot standby's snapshot lists the transactions
+// in progress elsewhere than pg_current_snapshot shows, so there the
+// records are always read. Its page columns are empty. The page's rows
+// follow, their first column false and the state and records NULL. The
+// page is the keyset query of ListContacts (listContactsFirstSQL and
+// listContactsAfterSQL) on the contacts_keyset index; a UNION ALL promises
+// no order across its rows, so the caller sorts them.
 const (
-	checkedRecordsSQL = `SELECT true, pg_current_snapshot()::text,
-	CASE WHEN pg_current_snapshot()::text = $5 AND NOT pg_is_in_recovery() THEN NULL
+	checkedRecordsSQL = `SELECT true, st.state,
+	CASE WHEN st.id <> '' AND st.state = $5 AND NOT pg_is_in_recovery() THEN NULL
 	ELSE latchkey_token_records($1, $2, $3, $4) END,
 	'', '', NULL::timestamptz
+	FROM (SELECT i.id, i.id || ' ' || pg_current_snapshot()::text AS state
+		FROM (SELECT ` + sessionIdentitySQL + ` AS id) i) st
 	UNION ALL (SELECT false, NULL, NULL, id, name, created_at FROM contacts
 	WHERE project_id = $1`
 	checkedAfterSQL = ` AND (created_at, id) > ($6, $7)`
@@ -42,7 +45,7 @@ const (
 
 // checkedSQL returns the statement of ListContactsChecked reading the page
 // of fetch rows from the start or after a cursor, and its arguments: the
-// records ids names are read unless snapshot is the statement's own.
+// records ids names are read unless state is the statement's own.
 //
 // The LIMIT is a constant of the text, not a parameter: with a parameter,
 // PostgreSQL's plan cache costs the generic plan for a tenth of the table,
@@ -51,8 +54,8 @@ const (
 // after five runs. The texts (per page size and cursor or none, a few
 // hundred at most) are prepared once per connection by pgx's statement
 // cache.
-func checkedSQL(projectID string, ids store.TokenRecordIDs, snapshot string, after paginate.Cursor, fetch int) (string, []any) {
-	args := []any{projectID, ids.SigningKeyID, ids.APIKeyID, ids.SessionID, snapshot}
+func checkedSQL(projectID string, ids store.TokenRecordIDs, state string, after paginate.Cursor, fetch int) (string, []any) {
+	args := []any{projectID, ids.SigningKeyID, ids.APIKeyID, ids.SessionID, state}
 	sql := checkedRecordsSQL
 	if !after.IsZero() {
 		sql += checkedAfterSQL
@@ -64,9 +67,9 @@ func checkedSQL(projectID string, ids store.TokenRecordIDs, snapshot string, aft
 // ListContactsChecked returns the page ListContacts returns and the records
 // ids names, read by one statement: one snapshot, and one round trip, which
 // concurrent calls share (the statement is pipelined, see pipeline.go).
-// The statement reads the records only when its snapshot differs from the
-// one they were last read in (see keptRecords). See
-// [store.CheckedContactLister].
+// The statement reads the records only when its state (the database's
+// identity and its snapshot) differs from the one they were last read in
+// (see keptRecords). See [store.CheckedContactLister].
 func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids store.TokenRecordIDs, req paginate.Request) (store.TokenRecords, paginate.Page[store.Contact], error) {
 	const op = "list contacts checked"
 	if err := checkList(projectID, req); err != nil {
@@ -79,7 +82,7 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 	kept := s.kept.get(key)
 	known := ""
 	if kept != nil {
-		known = kept.snapshot
+		known = kept.state
 	}
 	limit, fetch := pageSize(req)
 	sql, args := checkedSQL(projectID, ids, known, req.After, fetch)
@@ -95,12 +98,15 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 	var recs store.TokenRecords
 	switch {
 	case a.recs != nil:
-		s.kept.put(key, &keptEntry{snapshot: a.snapshot, recs: *a.recs})
+		if id := stateIdentity(a.state); id != "" {
+			s.sawIdentity(id)
+			s.kept.put(key, &keptEntry{state: a.state, recs: *a.recs})
+		}
 		recs = copyRecords(*a.recs)
-	case kept != nil && a.snapshot == known:
-		recs = copyRecords(kept.recs) // its snapshot is the statement's
+	case kept != nil && a.state == known && stateIdentity(known) != "":
+		recs = copyRecords(kept.recs) // its state is the statement's
 	default:
-		// Only the snapshot passed in leaves the records NULL: fail
+		// Only the state passed in leaves the records NULL: fail
 		// closed if anything else did.
 		return store.TokenRecords{}, paginate.Page[store.Contact]{}, wrap(op, errBadRecordsRow)
 	}
@@ -114,24 +120,24 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 
 // checkedAnswer is what ListContactsChecked's statement returned.
 type checkedAnswer struct {
-	snapshot string              // the statement's snapshot
-	recs     *store.TokenRecords // nil when the statement left them NULL
-	items    []store.Contact     // the page's rows, in the order they came
+	state string              // the statement's state, "identity snapshot"
+	recs  *store.TokenRecords // nil when the statement left them NULL
+	items []store.Contact     // the page's rows, in the order they came
 }
 
 // scan reads the statement's rows into a. It fails with errBadRecordsRow
-// unless exactly one records row came, with a snapshot and a record of
+// unless exactly one records row came, with a state and a record of
 // recordsRow's fields or NULL.
 func (a *checkedAnswer) scan(rows pgx.Rows, projectID string) error {
 	var (
 		isRecords bool
-		snapshot  pgtype.Text
+		state     pgtype.Text
 		recs      tokenRecordsField
 		id, name  string
 		at        pgtype.Timestamptz
 		seen      bool
 	)
-	dest := []any{&isRecords, &snapshot, &recs, &id, &name, &at}
+	dest := []any{&isRecords, &state, &recs, &id, &name, &at}
 	for rows.Next() {
 		recs.null = false // a page row before the records row sets it
 		if err := rows.Scan(dest...); err != nil {
@@ -141,7 +147,7 @@ func (a *checkedAnswer) scan(rows pgx.Rows, projectID string) error {
 			a.items = append(a.items, store.Contact{ProjectID: projectID, ID: id, Name: name, CreatedAt: at.Time.UTC()})
 			continue
 		}
-		if seen || !snapshot.Valid || snapshot.String == "" {
+		if seen || !state.Valid || state.String == "" {
 			return errBadRecordsRow
 		}
 		if !recs.null {
@@ -151,8 +157,8 @@ func (a *checkedAnswer) scan(rows pgx.Rows, projectID string) error {
 			r := recs.row.records(projectID)
 			a.recs = &r
 		}
-		a.snapshot, seen = snapshot.String, true
-		// No other row holds the snapshot or records.
+		a.state, seen = state.String, true
+		// No other row holds the state or records.
 		dest[1], dest[2] = nil, nil
 	}
 	if err := rows.Err(); err != nil {
@@ -165,7 +171,7 @@ func (a *checkedAnswer) scan(rows pgx.Rows, projectID string) error {
 }
 
 // errBadRecordsRow is the error of a checked read whose answer has no
-// row of the snapshot and records, more than one, one whose record has
+// row of the state and records, more than one, one whose record has
 // other fields than recordsRow, or one that says records it was not given
 // are current.
 var errBadRecordsRow = errors.New("postgres: the checked read returned no usable row of token records")
@@ -207,28 +213,31 @@ func (f *tokenRecordsField) ScanIndex(i int) any {
 }
 
 // recordsRow is the record latchkey_token_records returns: true, then the
-// columns of the signing key, the API key and the session, each NULL where
-// the join found no row.
+// columns of the signing key, the API key and the session, then the API
+// key's scheduled revocation, each NULL where the join found no row.
 type recordsRow struct {
 	present                      bool
 	skID                         pgtype.Text
 	skPub, skSealed              []byte
 	skAt, skRetired              pgtype.Timestamptz
+	skAlg                        pgtype.Text
 	akID, akName, akBy, akSigner pgtype.Text
 	akAt, akUsed, akRevoked      pgtype.Timestamptz
 	fID, fUser                   pgtype.Text
 	fGen                         pgtype.Int8
 	fIssued, fExpires, fAt       pgtype.Timestamptz
 	fEnds, fRevoked              pgtype.Timestamptz
+	akRevokes                    pgtype.Timestamptz // migration 0005
 }
 
 // dest returns the scan destinations of the row's fields, in order.
 func (r *recordsRow) dest() []any {
 	return []any{
 		&r.present,
-		&r.skID, &r.skPub, &r.skSealed, &r.skAt, &r.skRetired,
+		&r.skID, &r.skPub, &r.skSealed, &r.skAt, &r.skRetired, &r.skAlg,
 		&r.akID, &r.akName, &r.akBy, &r.akSigner, &r.akAt, &r.akUsed, &r.akRevoked,
 		&r.fID, &r.fUser, &r.fGen, &r.fIssued, &r.fExpires, &r.fAt, &r.fEnds, &r.fRevoked,
+		&r.akRevokes,
 	}
 }
 
@@ -237,7 +246,8 @@ func (r *recordsRow) records(projectID string) store.TokenRecords {
 	var recs store.TokenRecords
 	if r.skID.Valid {
 		recs.SigningKey = &store.SigningKey{
-			ID: r.skID.String, ProjectID: projectID, PublicKey: r.skPub, EncryptedPrivateKey: r.skSealed,
+			ID: r.skID.String, ProjectID: projectID, Algorithm: r.skAlg.String,
+			PublicKey: r.skPub, EncryptedPrivateKey: r.skSealed,
 			CreatedAt: r.skAt.Time.UTC(), RetiredAt: fromNullDBTime(r.skRetired),
 		}
 	}
@@ -246,6 +256,7 @@ func (r *recordsRow) records(projectID string) store.TokenRecords {
 			ID: r.akID.String, ProjectID: projectID, Name: r.akName.String, CreatedBy: r.akBy.String,
 			SigningKeyID: r.akSigner.String, CreatedAt: r.akAt.Time.UTC(),
 			LastUsedAt: fromNullDBTime(r.akUsed), RevokedAt: fromNullDBTime(r.akRevoked),
+			RevokesAt: fromNullDBTime(r.akRevokes),
 		}
 	}
 	if r.fID.Valid {

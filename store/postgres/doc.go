@@ -2,8 +2,9 @@
 // github.com/jackc/pgx/v5's connection pool. Several server instances on
 // several machines may share one database: every rule of the store
 // contract holds across them. The Store also implements
-// [store.RevocationWatcher] and [store.CheckedContactLister] (a page of
-// contacts and a token's records in one statement).
+// [store.RevocationWatcher], [store.CheckedContactLister] (a page of
+// contacts and a token's records in one statement) and
+// [store.WritableChecker] (one statement: not in recovery, not read-only).
 //
 // # Usage
 //
@@ -62,8 +63,10 @@
 // store.ErrConflict, foreign-key violations (an unknown project or user) to
 // store.ErrNotFound, data exceptions (invalid UTF-8, a NUL byte, a time out
 // of range) to store.ErrInvalid, and a database that cannot be used now
-// (connection failures, class 08, 57P01 to 57P03, class 53, no connection
-// within Options.AcquireTimeout, retries exhausted) to store.ErrUnavailable.
+// (connection failures, class 08, 57P01 to 57P03, class 53, 25006 on a
+// database that cannot take writes now, no connection within
+// Options.AcquireTimeout, retries exhausted, an in-doubt commit) to
+// store.ErrUnavailable.
 //
 // Every statement and transaction is run again, a bounded number of times
 // with a jittered pause, when it fails with a serialization failure or a
@@ -72,9 +75,9 @@
 // PostgreSQL-compatible distributed databases. A read is also run again once
 // on another connection when its connection fails; a write only when nothing
 // of it reached the server, or, for a transaction, when it failed before its
-// COMMIT was sent. A write whose COMMIT was sent when the connection broke
-// returns an error that does not match store.ErrUnavailable, since it may
-// have been applied.
+// COMMIT was sent. A write whose statement or COMMIT was sent when the
+// connection broke (its commit is in doubt) returns an error that matches
+// store.ErrUnavailable and says that it may have been applied.
 //
 // The pool checks each idle connection before handing it out by peeking at
 // its socket without blocking (a dropped connection has the server's
@@ -95,6 +98,34 @@
 // keptRecords): equal snapshots see the same commits, so the records kept
 // are the ones it would read. It needs PostgreSQL 13 or newer
 // (pg_current_snapshot).
+//
+// # Failover
+//
+// What the store keeps in memory about the database's state is bound to
+// the database's identity: its system_identifier, the timeline WAL is
+// written on, and the server's start time, read by every new connection of
+// the pool into a setting of its session (latchkey.db_identity; see
+// identity.go). A snapshot's text names a state only within one server's
+// history (a promoted standby can repeat its old primary's), so the kept
+// records are compared, in the statement itself, by the identity of the
+// session the statement runs on together with the snapshot. A connection
+// opened while the server is in recovery, or whose identity cannot be read
+// (the functions revoked, a PostgreSQL-compatible database without them),
+// has none: its statements always read the records, and nothing they read
+// is kept (the failure to read an identity is logged once). When the store
+// sees a connection or a statement of another identity than the last (a
+// failover, a restart), it drops every kept record, and the revocation
+// watcher drops its connection, wakes its waiters and listens again. The
+// positions of the lists (contacts, the revocation feed) are read from the
+// database in the transaction that places an item, never kept.
+//
+// A database that cannot take writes now (a standby in recovery, a
+// database or session set read-only: SQLSTATE 25006) fails every write with
+// store.ErrUnavailable, and [Store.CheckWritable] tells a health check so
+// without writing. The revocation watcher's own connection has its own
+// timeouts (Options.WatchConnectTimeout and WatchListenTimeout, 5 seconds
+// each by default); a server that refuses LISTEN (a hot standby) leaves it
+// polling, which it logs once.
 //
 // Tests of this package, and of any package that needs a PostgreSQL
 // database, get a fresh one from package pgtest.

@@ -18,6 +18,7 @@ import (
 // PostgreSQL error codes (SQLSTATE) the store translates.
 const (
 	codeUniqueViolation      = "23505"
+	codeReadOnlyTransaction  = "25006"
 	codeForeignKeyViolation  = "23503"
 	codeSerializationFailure = "40001"
 	codeDeadlockDetected     = "40P01"
@@ -97,7 +98,9 @@ func isStoreError(err error) bool {
 // unavailable reports whether err says that the database cannot be used now:
 // the connection is lost or cannot be made, the server is shutting down or
 // starting, out of disk, memory or connections, or too busy to serialize the
-// call, or a timeout of the server (not of the caller's context) expired.
+// call, a timeout of the server (not of the caller's context) expired, or
+// the database cannot take writes now (25006 read_only_sql_transaction: a
+// standby in recovery, default_transaction_read_only).
 // The statement that got such an error reported by the server did not
 // complete; for a lost connection, see [connectionLost].
 func unavailable(err error) bool {
@@ -109,6 +112,7 @@ func unavailable(err error) bool {
 		return false
 	}
 	return strings.HasPrefix(pgErr.Code, classInsufficientRes) ||
+		pgErr.Code == codeReadOnlyTransaction ||
 		pgErr.Code == codeQueryCanceled || // statement_timeout
 		pgErr.Code == codeLockNotAvailable // lock_timeout
 }

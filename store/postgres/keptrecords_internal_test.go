@@ -18,9 +18,9 @@ import (
 )
 
 // checkedRecordsOn runs ListContactsChecked's statement on conn with the
-// snapshot known and returns the statement's snapshot and whether its
-// records were NULL (the ones read in known are current).
-func checkedRecordsOn(t *testing.T, conn *pgx.Conn, ids store.TokenRecordIDs, known string) (snapshot string, kept bool) {
+// state known and returns the statement's state and whether its records
+// were NULL (the ones read in known are current).
+func checkedRecordsOn(t *testing.T, conn *pgx.Conn, ids store.TokenRecordIDs, known string) (state string, kept bool) {
 	t.Helper()
 	sql, args := checkedSQL("p", ids, known, paginate.Cursor{}, 3)
 	rows, err := conn.Query(t.Context(), sql, args...)
@@ -35,7 +35,7 @@ func checkedRecordsOn(t *testing.T, conn *pgx.Conn, ids store.TokenRecordIDs, kn
 		require.NotNil(t, a.recs.APIKey)
 		require.Equal(t, ids.APIKeyID, a.recs.APIKey.ID)
 	}
-	return a.snapshot, a.recs == nil
+	return a.state, a.recs == nil
 }
 
 // TestCheckedStatement_RecordsReadUnlessSnapshotKnown checks the rule
@@ -52,7 +52,7 @@ func TestCheckedStatement_RecordsReadUnlessSnapshotKnown(t *testing.T) {
 	ids, _ := checkedFixture(t, s, "p", 3)
 	ctx := t.Context()
 
-	conn := rawConn(t, url)
+	conn := identifiedConn(t, url)
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	require.NoError(t, err)
 	defer func() { _ = tx.Rollback(context.Background()) }()
@@ -102,7 +102,7 @@ func TestKeptRecords_ReusedWhileSnapshotHolds(t *testing.T) {
 		require.Equal(t, "k", recs.APIKey.Name, "a call that read the records")
 		kept := s.kept.get(key)
 		require.NotNil(t, kept)
-		marked := &keptEntry{snapshot: kept.snapshot, recs: copyRecords(kept.recs)}
+		marked := &keptEntry{state: kept.state, recs: copyRecords(kept.recs)}
 		marked.recs.APIKey.Name = "kept copy"
 		s.kept.put(key, marked)
 
@@ -132,7 +132,7 @@ func TestKeptRecords_ReusedWhileSnapshotHolds(t *testing.T) {
 func TestKeptRecords_Bounded(t *testing.T) {
 	var k keptRecords
 	for i := range maxKeptTokens + 10 {
-		k.put(keptKey{"p", store.TokenRecordIDs{SigningKeyID: "sk", APIKeyID: fmt.Sprint("key_", i)}}, &keptEntry{snapshot: "1:1:"})
+		k.put(keptKey{"p", store.TokenRecordIDs{SigningKeyID: "sk", APIKeyID: fmt.Sprint("key_", i)}}, &keptEntry{state: "id 1:1:"})
 		require.LessOrEqual(t, len(k.entries), maxKeptTokens)
 	}
 	require.NotNil(t, k.get(keptKey{"p", store.TokenRecordIDs{SigningKeyID: "sk", APIKeyID: fmt.Sprint("key_", maxKeptTokens+9)}}))

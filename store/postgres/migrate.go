@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // migrationFiles holds the schema's migrations, numbered and append-only:
@@ -53,9 +55,12 @@ func migrations() ([]migration, error) {
 		ms = append(ms, migration{version: v, name: name, sql: string(b)})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	for i := range ms {
-		if ms[i].version != i+1 {
-			return nil, fmt.Errorf("migration %s: expected version %d", ms[i].name, i+1)
+	// A number may be missing (taken by a change made beside this one):
+	// each migration is applied by its own number, so one that arrives
+	// later with a lower number is still applied. Each number is used once.
+	for i := 1; i < len(ms); i++ {
+		if ms[i].version == ms[i-1].version {
+			return nil, fmt.Errorf("migrations %s and %s have one version", ms[i-1].name, ms[i].name)
 		}
 	}
 	return ms, nil
@@ -77,7 +82,30 @@ const (
 	migrationAppliedSQL   = `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`
 	migrationNewestSQL    = `SELECT coalesce(max(version), 0) FROM schema_migrations`
 	recordMigrationSQL    = `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`
+	// migrationsKnownSQL counts the recorded migrations this build knows
+	// ($1 is their versions).
+	migrationsKnownSQL = `SELECT count(*) FROM schema_migrations WHERE version = ANY($1)`
+	codeUndefinedTable = "42P01"
 )
+
+// migrated reports whether the database has every migration this build
+// knows, from a read: a database that cannot take writes now (a standby, a
+// read-only database) but is migrated can then be opened.
+func (s *Store) migrated(ctx context.Context, ms []migration) (bool, error) {
+	versions := make([]int, len(ms))
+	for i, m := range ms {
+		versions[i] = m.version
+	}
+	var n int
+	err := s.read(ctx, "migrate", func(q querier) error {
+		return q.QueryRow(ctx, migrationsKnownSQL, versions).Scan(&n)
+	})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == codeUndefinedTable {
+		return false, nil
+	}
+	return n == len(ms), err
+}
 
 // Migrate applies the migrations the database lacks, in order, each in its
 // own transaction together with its row in schema_migrations. Every
@@ -85,6 +113,10 @@ const (
 // instances may call Migrate at once: one applies each migration and the
 // others find it recorded. Open calls Migrate unless Options.NoMigrate is
 // set.
+//
+// When every migration is recorded already, Migrate only reads, so that a
+// migrated database that cannot take writes now (a standby in recovery, a
+// database set read-only) can be opened.
 //
 // A database migrated by a newer Latchkey (it records versions this one does
 // not know) is left alone and logged at Warn: migrations are append-only and
@@ -94,7 +126,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postgres: migrate: %w", err)
 	}
-	for _, m := range ms {
+	pending := ms
+	if done, err := s.migrated(ctx, ms); err != nil {
+		return err
+	} else if done {
+		pending = nil
+	}
+	for _, m := range pending {
 		applied := false
 		err := s.inTx(ctx, "migration "+m.name, func(tx pgx.Tx) error {
 			applied = false
@@ -139,9 +177,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if newest > len(ms) {
+	if known := ms[len(ms)-1].version; newest > known {
 		s.log.WarnContext(ctx, "postgres: database schema is newer than this build",
-			"database_version", newest, "known_version", len(ms))
+			"database_version", newest, "known_version", known)
 	}
 	return nil
 }

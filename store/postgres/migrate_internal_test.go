@@ -15,7 +15,8 @@ import (
 
 // TestMigrate_From0001 migrates a database that the first stage created
 // and filled: its rows read back with the new fields empty (no DisabledAt,
-// no EndsAt, no CreatedBy) and the new methods work on them.
+// no EndsAt, no CreatedBy), its signing key as an EdDSA key (0004), and the
+// new methods work on them.
 func TestMigrate_From0001(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
@@ -31,6 +32,8 @@ func TestMigrate_From0001(t *testing.T) {
 		`INSERT INTO users (project_id, id, email, email_normalized, password_hash, created_at)
 		 VALUES ('p', 'usr_1', 'Ann@example.com', 'ann@example.com', 'h', '2026-01-01Z')`,
 		`INSERT INTO api_keys (project_id, id, name, created_at) VALUES ('p', 'key_1', 'k', '2026-01-01Z')`,
+		`INSERT INTO signing_keys (project_id, id, public_key, encrypted_private_key, created_at)
+		 VALUES ('p', 'sk_1', decode(repeat('07', 32), 'hex'), '\x0102', '2026-01-01Z')`,
 		`INSERT INTO refresh_families (project_id, id, user_id, generation, issued_at, expires_at, created_at)
 		 VALUES ('p', 'rf_1', 'usr_1', 0, '2026-01-01Z', '2026-01-02Z', '2026-01-01Z')`,
 	} {
@@ -50,9 +53,20 @@ func TestMigrate_From0001(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, k.CreatedBy)
 	assert.Empty(t, k.SigningKeyID)
+	assert.Equal(t, []string{}, k.Scopes, "an old key has no scopes")
+	assert.True(t, k.ExpiresAt.IsZero(), "an old key is permanent")
+	assert.Empty(t, k.RolledTo)
 	f, err := s.GetRefreshFamily(ctx, "p", "rf_1")
 	require.NoError(t, err)
 	assert.True(t, f.EndsAt.IsZero())
+	sk, err := s.GetSigningKey(ctx, "p", "sk_1")
+	require.NoError(t, err)
+	assert.Equal(t, store.AlgEdDSA, sk.Algorithm, "a key made before 0004 is an EdDSA key")
+	assert.Len(t, sk.PublicKey, 32)
+	recs, _, err := s.ListContactsChecked(ctx, "p", store.TokenRecordIDs{SigningKeyID: "sk_1", APIKeyID: "key_1"}, paginate.Request{Limit: 1})
+	require.NoError(t, err)
+	require.NotNil(t, recs.SigningKey)
+	assert.Equal(t, store.AlgEdDSA, recs.SigningKey.Algorithm, "the checked read names the algorithm")
 
 	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	r, err := s.RotateRefresh(ctx, "p", "rf_1", 0, store.RotateParams{Now: at, TTL: time.Hour})
@@ -69,4 +83,6 @@ func TestMigrate_From0001(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, revs.Items, 1)
 	assert.Equal(t, store.RevokedUser, revs.Items[0].Kind)
+	_, err = s.RollAPIKey(ctx, "p", "key_1", store.APIKey{ID: "key_2", ProjectID: "p", Name: "k", CreatedAt: at}, at.Add(time.Hour))
+	require.NoError(t, err, "an old key rolls")
 }

@@ -35,6 +35,21 @@ type Options struct {
 	// Zero means DefaultPipelineConns; a value above the pool's size means
 	// the pool's size.
 	PipelineConns int
+	// WatchConnectTimeout bounds making the revocation watcher's own
+	// connection (see [Store.WatchRevocations]), per host tried: dialing,
+	// TLS and authentication. Zero means DefaultWatchConnectTimeout (5
+	// seconds); it replaces the URL's connect_timeout for that connection.
+	WatchConnectTimeout time.Duration
+	// WatchListenTimeout bounds how long the revocation watcher waits for
+	// the server to answer its LISTEN, and a check of its idle connection,
+	// before it takes the connection for lost. Zero means
+	// DefaultWatchListenTimeout (5 seconds).
+	//
+	// Neither timeout changes store.MaxWatchDelay: while the watcher
+	// connects, or waits for an answer past a small fraction of that
+	// delay, it wakes every waiter at least every half of it, as it does
+	// while it has no connection.
+	WatchListenTimeout time.Duration
 	// ThrottlePruneInterval is how often, at most, AddFailure deletes the
 	// throttle rows whose window has ended, measured on the times passed
 	// to it. Zero means one minute; a negative value never prunes.
@@ -70,6 +85,12 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.PipelineConns == 0 {
 		r.PipelineConns = DefaultPipelineConns
+	}
+	if r.WatchConnectTimeout == 0 {
+		r.WatchConnectTimeout = DefaultWatchConnectTimeout
+	}
+	if r.WatchListenTimeout == 0 {
+		r.WatchListenTimeout = DefaultWatchListenTimeout
 	}
 	if r.ThrottlePruneInterval == 0 {
 		r.ThrottlePruneInterval = time.Minute

@@ -79,7 +79,7 @@ func checkedFixture(t *testing.T, s *Store, p string, limit int) (store.TokenRec
 	t.Helper()
 	ctx := t.Context()
 	seedUser(t, s, p)
-	sk := store.SigningKey{ID: "sk_" + p, ProjectID: p, PublicKey: make([]byte, 32), EncryptedPrivateKey: []byte("sealed"), CreatedAt: it0}
+	sk := store.SigningKey{ID: "sk_" + p, ProjectID: p, Algorithm: store.AlgEdDSA, PublicKey: make([]byte, 32), EncryptedPrivateKey: []byte("sealed"), CreatedAt: it0}
 	require.NoError(t, s.CreateSigningKey(ctx, sk))
 	key := store.APIKey{ID: "key_" + p, ProjectID: p, Name: "k", CreatedBy: "t", SigningKeyID: sk.ID, CreatedAt: it0}
 	require.NoError(t, s.CreateAPIKey(ctx, key))

@@ -29,6 +29,7 @@ type Store struct {
 	watch          *watcher
 	pipe           *pipeline
 	kept           keptRecords
+	ident          identity
 
 	prunePeriod time.Duration
 	pruneMu     sync.Mutex
@@ -62,6 +63,9 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if o.MaxConns < 0 || o.MaxConns > math.MaxInt32 {
 		return nil, fmt.Errorf("postgres: Options.MaxConns %d out of range", o.MaxConns)
 	}
+	if o.WatchConnectTimeout < 0 || o.WatchListenTimeout < 0 {
+		return nil, fmt.Errorf("postgres: Options.WatchConnectTimeout and WatchListenTimeout must not be negative")
+	}
 	if o.PipelineConns < 0 {
 		return nil, fmt.Errorf("postgres: Options.PipelineConns %d out of range", o.PipelineConns)
 	}
@@ -80,6 +84,15 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		// false: the pool destroys the connection and takes another.
 		return idleConnOK(c), nil
 	}
+	s := &Store{
+		log:            o.Logger,
+		acquireTimeout: o.AcquireTimeout,
+		prunePeriod:    o.ThrottlePruneInterval,
+	}
+	s.watch = newWatcher(cfg.ConnConfig, o.Logger, o.WatchConnectTimeout, o.WatchListenTimeout)
+	// Every connection of the pool reads the database's identity into its
+	// session (see identity.go).
+	cfg.AfterConnect = s.afterConnect
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open pool: %w", err)
@@ -88,13 +101,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", wrap("connect", err))
 	}
-	s := &Store{
-		pool:           pool,
-		log:            o.Logger,
-		acquireTimeout: o.AcquireTimeout,
-		prunePeriod:    o.ThrottlePruneInterval,
-	}
-	s.watch = newWatcher(cfg.ConnConfig, o.Logger)
+	s.pool = pool
 	if !o.NoMigrate {
 		if err := s.Migrate(ctx); err != nil {
 			pool.Close()

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"sync"
 	"testing"
+	"time"
 )
 
 // proxy is a TCP proxy on the loopback interface in front of the test
@@ -21,6 +22,9 @@ type proxy struct {
 	frozen    bool // hold every byte in both directions, closing nothing
 	cutNext   bool // forward the next client message, then hang up on the client
 	stopped   bool
+	// connectDelay holds each new connection that long before it is
+	// forwarded: a server far away, or slow to accept.
+	connectDelay time.Duration
 }
 
 // newProxy starts a proxy to the server of dbURL and returns it and dbURL
@@ -60,7 +64,7 @@ func (p *proxy) serve() {
 			return
 		}
 		p.mu.Lock()
-		refuse, hole := p.refuse, p.blackhole || p.frozen
+		refuse, hole, delay := p.refuse, p.blackhole || p.frozen, p.connectDelay
 		p.mu.Unlock()
 		switch {
 		case refuse:
@@ -69,6 +73,11 @@ func (p *proxy) serve() {
 			if !p.track(c) {
 				c.Close()
 			}
+		case delay > 0:
+			go func() {
+				time.Sleep(delay)
+				p.pipe(c)
+			}()
 		default:
 			go p.pipe(c)
 		}
@@ -174,4 +183,12 @@ func (p *proxy) stop() {
 		c.Close()
 	}
 	p.conns = map[net.Conn]struct{}{}
+}
+
+// delayConnects makes the proxy hold each new connection for d before
+// forwarding it.
+func (p *proxy) delayConnects(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.connectDelay = d
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/latchkey-dev/latchkey/store"
 )
 
 // Every statement and transaction of the store runs through [Store.run],
@@ -32,8 +34,8 @@ import (
 //
 // When the outcome of a write cannot be known (its statement or COMMIT was
 // sent and the connection broke before the answer came), the call returns an
-// error that does not match store.ErrUnavailable, which promises that
-// nothing changed.
+// error that matches store.ErrUnavailable, as the database could not be used,
+// and also says that the write may have been applied (errOutcomeUnknown).
 
 // Retry bounds.
 const (
@@ -241,10 +243,13 @@ func outcomeUnknown(err error) bool {
 
 // errOutcomeUnknown marks the error of a write whose statement or COMMIT
 // reached the server before the connection broke: it may or may not have
-// been applied, so the error does not match store.ErrUnavailable.
+// been applied. The error also matches store.ErrUnavailable (see its
+// documentation): the caller answers as for a database it cannot use, and
+// the store's writes are made so that the same call made again finds what
+// the first one did.
 var errOutcomeUnknown = errors.New("the connection failed after the write was sent; it may or may not have been applied")
 
 // inDoubt returns the error of a write whose outcome is unknown.
 func inDoubt(op string, err error) error {
-	return fmt.Errorf("postgres: %s: %w: %w", op, errOutcomeUnknown, err)
+	return fmt.Errorf("postgres: %s: %w: %w: %w", op, store.ErrUnavailable, errOutcomeUnknown, err)
 }

@@ -41,6 +41,22 @@ const (
 
 	pruneSessionRevocationsSQL = `DELETE FROM revocations
 	WHERE kind = '` + string(store.RevokedSession) + `' AND revoked_at < $1`
+
+	// Scheduled revocations (a roll's overlap) wait in
+	// scheduled_revocations until they fall due; releaseDue moves them
+	// into the feed under the feed's lock. Scheduling one notifies the
+	// watchers, so that a waiting feed learns the new time.
+	scheduleRevocationSQL = `WITH item AS (
+	  INSERT INTO scheduled_revocations (project_id, due_at, subject, kind) VALUES ($1, $2, $3, $4)
+	)
+	SELECT pg_notify('` + revocationChannel + `', $1)`
+	unscheduleRevocationSQL = `DELETE FROM scheduled_revocations WHERE project_id = $1 AND due_at = $2 AND subject = $3`
+	releaseDueSQL           = `WITH due AS (
+	  DELETE FROM scheduled_revocations WHERE project_id = $1 AND due_at <= $2 RETURNING due_at, subject, kind
+	)
+	SELECT due_at, subject, kind FROM due ORDER BY due_at, subject`
+	anyDueSQL        = `SELECT EXISTS (SELECT 1 FROM scheduled_revocations WHERE project_id = $1 AND due_at <= $2)`
+	nextScheduledSQL = `SELECT min(due_at) FROM scheduled_revocations WHERE project_id = $1`
 )
 
 // addRevocation adds one item to the project's feed within tx, the revoking
@@ -68,10 +84,88 @@ func lockFeed(ctx context.Context, tx pgx.Tx, projectID string) (mark, error) {
 
 // insertRevocation adds the item after m, the floor lockFeed returned in
 // the same transaction.
+// Scheduled items due by at are placed first, at their own times.
 func insertRevocation(ctx context.Context, tx pgx.Tx, m mark, projectID string, kind store.RevocationKind, subject string, at time.Time) error {
-	id := store.NewID(store.PrefixRevocation)
-	_, err := tx.Exec(ctx, addRevocationSQL, projectID, id, string(kind), subject, m.place(dbTime(at), id))
+	m, err := releaseDue(ctx, tx, m, projectID, at)
+	if err != nil {
+		return err
+	}
+	_, err = placeRevocation(ctx, tx, m, projectID, kind, subject, at)
 	return err
+}
+
+// placeRevocation adds the item after m and returns the floor after it.
+func placeRevocation(ctx context.Context, tx pgx.Tx, m mark, projectID string, kind store.RevocationKind, subject string, at time.Time) (mark, error) {
+	id := store.NewID(store.PrefixRevocation)
+	pos := m.place(dbTime(at), id)
+	if _, err := tx.Exec(ctx, addRevocationSQL, projectID, id, string(kind), subject, pos); err != nil {
+		return m, err
+	}
+	return mark{at: pos, id: id, set: true}, nil
+}
+
+// releaseDue moves the project's scheduled revocations due at or before at
+// into its feed, in (time, subject) order, each at its time raised past the
+// floor m if needed, and returns the floor after them. The caller holds the
+// feed's lock (lockFeed).
+func releaseDue(ctx context.Context, tx pgx.Tx, m mark, projectID string, at time.Time) (mark, error) {
+	type due struct {
+		at            time.Time
+		subject, kind string
+	}
+	rows, err := tx.Query(ctx, releaseDueSQL, projectID, dbTime(at))
+	if err != nil {
+		return m, err
+	}
+	ds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
+		var d due
+		err := r.Scan(&d.at, &d.subject, &d.kind)
+		return d, err
+	})
+	if err != nil {
+		return m, err
+	}
+	for _, d := range ds {
+		if m, err = placeRevocation(ctx, tx, m, projectID, store.RevocationKind(d.kind), d.subject, d.at); err != nil {
+			return m, err
+		}
+	}
+	return m, nil
+}
+
+// releaseDueNow moves the project's scheduled revocations that are due by
+// the clock of this process into its feed; it writes only when one is.
+func (s *Store) releaseDueNow(ctx context.Context, op, projectID string) error {
+	now := dbTime(time.Now())
+	var due bool
+	if err := s.read(ctx, op, func(q querier) error {
+		return q.QueryRow(ctx, anyDueSQL, projectID, now).Scan(&due)
+	}); err != nil || !due {
+		return err
+	}
+	return s.inTx(ctx, op, func(tx pgx.Tx) error {
+		m, err := lockFeed(ctx, tx, projectID)
+		if err != nil {
+			return err
+		}
+		_, err = releaseDue(ctx, tx, m, projectID, now)
+		return err
+	})
+}
+
+// NextScheduledRevocation returns the time of the project's earliest
+// scheduled revocation that is not in its feed yet, or the zero time when
+// there is none (see store.RevocationScheduler).
+func (s *Store) NextScheduledRevocation(ctx context.Context, projectID string) (time.Time, error) {
+	const op = "next scheduled revocation"
+	if err := store.CheckProjectID(projectID); err != nil {
+		return time.Time{}, check(op, err)
+	}
+	var next pgtype.Timestamptz
+	err := s.read(ctx, op, func(q querier) error {
+		return q.QueryRow(ctx, nextScheduledSQL, projectID).Scan(&next)
+	})
+	return fromNullDBTime(next), err
 }
 
 // ListRevocations returns at most req.Limit revocations of the project that
@@ -82,6 +176,9 @@ func (s *Store) ListRevocations(ctx context.Context, projectID string, req pagin
 	const op = "list revocations"
 	if err := checkList(projectID, req); err != nil {
 		return paginate.Page[store.Revocation]{}, check(op, err)
+	}
+	if err := s.releaseDueNow(ctx, op, projectID); err != nil {
+		return paginate.Page[store.Revocation]{}, err
 	}
 	limit, fetch := pageSize(req)
 	sql, args := listRevocationsFirstSQL, []any{projectID, fetch}

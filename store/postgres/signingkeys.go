@@ -13,9 +13,9 @@ import (
 )
 
 const (
-	signingKeyColumns   = `project_id, id, public_key, encrypted_private_key, created_at, retired_at`
+	signingKeyColumns   = `project_id, id, public_key, encrypted_private_key, created_at, retired_at, alg`
 	createSigningKeySQL = `INSERT INTO signing_keys (` + signingKeyColumns + `)
-	VALUES ($1, $2, $3, $4, $5, NULL)`
+	VALUES ($1, $2, $3, $4, $5, NULL, $6)`
 	getSigningKeySQL = `SELECT ` + signingKeyColumns + ` FROM signing_keys
 	WHERE project_id = $1 AND id = $2`
 	activeSigningKeySQL = `SELECT ` + signingKeyColumns + ` FROM signing_keys
@@ -37,7 +37,7 @@ func (s *Store) CreateSigningKey(ctx context.Context, k store.SigningKey) error 
 		return check(op, err)
 	}
 	_, err := s.execCount(ctx, op, createSigningKeySQL, k.ProjectID, k.ID, k.PublicKey,
-		k.EncryptedPrivateKey, dbTime(k.CreatedAt))
+		k.EncryptedPrivateKey, dbTime(k.CreatedAt), k.Algorithm)
 	return err
 }
 
@@ -124,7 +124,7 @@ func (s *Store) RetireSigningKey(ctx context.Context, projectID, id string, at t
 func scanSigningKey(row rowScanner) (store.SigningKey, error) {
 	var k store.SigningKey
 	var retired pgtype.Timestamptz
-	if err := row.Scan(&k.ProjectID, &k.ID, &k.PublicKey, &k.EncryptedPrivateKey, &k.CreatedAt, &retired); err != nil {
+	if err := row.Scan(&k.ProjectID, &k.ID, &k.PublicKey, &k.EncryptedPrivateKey, &k.CreatedAt, &retired, &k.Algorithm); err != nil {
 		return store.SigningKey{}, err
 	}
 	k.CreatedAt = k.CreatedAt.UTC()

@@ -44,6 +44,7 @@ func TestTranslate_Codes(t *testing.T) {
 		{pg("40P01"), store.ErrUnavailable}, // deadlock, retries exhausted
 		{pg("57014"), store.ErrUnavailable}, // statement_timeout
 		{pg("55P03"), store.ErrUnavailable}, // lock_timeout
+		{pg("25006"), store.ErrUnavailable}, // read-only transaction: a standby, default_transaction_read_only
 		{pg("XX000"), nil},
 		{pg("42P01"), nil},
 		{io.EOF, store.ErrUnavailable},
@@ -124,9 +125,9 @@ func TestUnavailable_Unreachable(t *testing.T) {
 // TestUnavailable_LostAnswer cuts the connection right after a statement is
 // sent: a read is run again on another connection and succeeds; a
 // transaction whose COMMIT was not sent yet is run again and applied once;
-// a single write whose answer is lost is not run again, and its error says
-// the outcome is unknown rather than store.ErrUnavailable (which would
-// promise that nothing changed: here the write was applied).
+// a single write whose answer is lost is not run again, and its error
+// matches store.ErrUnavailable (answered 503, safe to retry) and says that
+// the outcome is unknown (here the write was applied).
 func TestUnavailable_LostAnswer(t *testing.T) {
 	ctx := context.Background()
 	dbURL := pgtest.NewDatabase(t)
@@ -158,8 +159,8 @@ func TestUnavailable_LostAnswer(t *testing.T) {
 	px.cutAfterNextMessage()
 	err = s.CreateProject(ctx, store.Project{ID: "q", CreatedAt: it0})
 	require.Error(t, err)
-	assert.NotErrorIs(t, err, store.ErrUnavailable, "the write was sent: its outcome is unknown")
-	assert.ErrorIs(t, err, errOutcomeUnknown)
+	assert.ErrorIs(t, err, store.ErrUnavailable, "an in-doubt commit is answered as a database that cannot be used")
+	assert.ErrorIs(t, err, errOutcomeUnknown, "and says that its outcome is unknown")
 	// The client learnt nothing; the server applies the write on its own
 	// time.
 	assert.Eventually(t, func() bool {

@@ -151,10 +151,10 @@ func prefixEnd(prefix string) (string, bool) {
 }
 
 // SetPasswordHash replaces the user's password hash, or returns an error
-// matching store.ErrNotFound.
+// matching store.ErrNotFound; an empty hash is store.ErrInvalid.
 func (s *Store) SetPasswordHash(ctx context.Context, projectID, id, hash string) error {
 	const op = "set password hash"
-	if err := store.CheckKey(projectID, "user id", id); err != nil {
+	if err := store.CheckPasswordHash(projectID, id, hash); err != nil {
 		return check(op, err)
 	}
 	return s.execOne(ctx, op, setPasswordSQL, projectID, id, hash)

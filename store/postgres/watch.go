@@ -2,11 +2,14 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/latchkey-dev/latchkey/store"
 )
@@ -17,20 +20,38 @@ import (
 // server do not wake each other.
 const revocationChannel = "latchkey_revocations"
 
-// The watcher's timing, all within store.MaxWatchDelay.
+// The watcher's timing. Its connection's timeouts (Options.WatchConnectTimeout
+// and WatchListenTimeout) are its own; the rest keeps store.MaxWatchDelay
+// whatever they are.
 const (
 	maxWatchDelay = store.MaxWatchDelay
 	// watchProbeAfter is how long the listener waits for a notification
-	// before it checks that its connection still answers, and
-	// watchProbeTimeout bounds that check and every (re)connection. A
-	// connection that died without a word (no reset reached the client)
-	// is thus found within watchProbeAfter + 2*watchProbeTimeout of a
-	// commit whose notification it lost, inside maxWatchDelay.
+	// before it checks that its connection still answers. The check may
+	// take up to WatchListenTimeout; once it has taken watchProbeOverdue,
+	// every waiter is woken each watchLostTick until it answers, as while
+	// no connection listens. A notification lost by a connection that died
+	// without a word (no reset reached the client) thus costs a waiter at
+	// most watchProbeAfter + watchProbeOverdue after the commit, inside
+	// maxWatchDelay.
 	watchProbeAfter   = maxWatchDelay / 3
-	watchProbeTimeout = maxWatchDelay / 3
+	watchProbeOverdue = maxWatchDelay / 3
 	// watchLostTick is how often channels are closed while there is no
-	// listening connection.
+	// listening connection (or while making one, or while a check is
+	// overdue).
 	watchLostTick = maxWatchDelay / 2
+	// watchRetryMax bounds the pause between two attempts to connect and
+	// listen, which doubles from watchLostTick after each failure, so that
+	// a server that refuses LISTEN (a hot standby) is not asked on every
+	// tick. The waiters are woken on every tick meanwhile.
+	watchRetryMax = 2 * time.Second
+)
+
+// Defaults of the watcher's timeouts.
+const (
+	// DefaultWatchConnectTimeout is Options.WatchConnectTimeout's default.
+	DefaultWatchConnectTimeout = 5 * time.Second
+	// DefaultWatchListenTimeout is Options.WatchListenTimeout's default.
+	DefaultWatchListenTimeout = 5 * time.Second
 )
 
 // listenSQL starts listening on the connection; pingSQL proves that the
@@ -59,6 +80,13 @@ const (
 //
 // A first caller waits until the connection listens (or for at most
 // store.MaxWatchDelay), so that it does not need a spurious wake-up.
+//
+// A server that refuses LISTEN (a hot standby: "cannot execute LISTEN
+// during recovery") or cannot be reached leaves the watcher polling: it
+// logs that once, wakes the waiters every tick, and tries again after a
+// pause that grows to watchRetryMax. When the store sees that the
+// database's identity changed (a failover, see identity.go), the watcher
+// drops its connection, wakes every waiter and listens again.
 func (s *Store) WatchRevocations(ctx context.Context) <-chan struct{} {
 	return s.watch.watch(ctx)
 }
@@ -75,8 +103,13 @@ const (
 
 // watcher is the state behind WatchRevocations.
 type watcher struct {
-	cfg *pgx.ConnConfig
-	log *slog.Logger
+	cfg           *pgx.ConnConfig
+	log           *slog.Logger
+	listenTimeout time.Duration
+	listenSQL     string // listenSQL; tests change it before the first watch
+	// stop ends a connection attempt when the store is closed.
+	stop       context.Context
+	cancelStop context.CancelFunc
 
 	mu      sync.Mutex
 	waiters map[*waiter]struct{}
@@ -90,6 +123,12 @@ type watcher struct {
 	// kept is the listening connection while no goroutine runs.
 	kept   *pgx.Conn
 	closed bool
+	// stale is set when the database's identity changed: the goroutine
+	// drops its connection (or the kept one) at its next turn.
+	stale bool
+	// refusedLogged is set once a refused LISTEN was logged, until the
+	// watcher listens again.
+	refusedLogged bool
 	// done is closed when the running goroutine returns.
 	done chan struct{}
 }
@@ -110,13 +149,22 @@ type waiter struct {
 // that it can be told from the pool's in pg_stat_activity.
 const watcherAppName = "latchkey-revocation-watcher"
 
-func newWatcher(cfg *pgx.ConnConfig, log *slog.Logger) *watcher {
+// newWatcher returns the watcher of a store on cfg's database. Making its
+// connection takes at most connectTimeout per host tried; its LISTEN and
+// its checks of the connection, at most listenTimeout.
+func newWatcher(cfg *pgx.ConnConfig, log *slog.Logger, connectTimeout, listenTimeout time.Duration) *watcher {
 	c := cfg.Copy()
 	if c.RuntimeParams == nil {
 		c.RuntimeParams = map[string]string{}
 	}
 	c.RuntimeParams["application_name"] = watcherAppName
-	return &watcher{cfg: c, log: log, waiters: map[*waiter]struct{}{}, ready: make(chan struct{})}
+	c.ConnectTimeout = connectTimeout
+	stop, cancel := context.WithCancel(context.Background())
+	return &watcher{
+		cfg: c, log: log, listenTimeout: listenTimeout, listenSQL: listenSQL,
+		stop: stop, cancelStop: cancel,
+		waiters: map[*waiter]struct{}{}, ready: make(chan struct{}),
+	}
 }
 
 func (w *watcher) watch(ctx context.Context) <-chan struct{} {
@@ -202,20 +250,29 @@ func (w *watcher) notified() {
 func (w *watcher) listening() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.state == watchLost {
+	if w.state == watchLost || w.refusedLogged {
 		w.log.Info("postgres: revocation watcher listening again")
 	}
 	w.state = watchReady
+	w.refusedLogged = false
 	close(w.ready)
 	w.wakeAll(true)
 }
 
 // lost records that there is no listening connection and wakes every
-// waiter: a notification may have been missed.
+// waiter: a notification may have been missed. It logs the first loss
+// until the watcher listens again, and the first refused LISTEN.
 func (w *watcher) lost(err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.state != watchLost {
+	switch {
+	case errors.Is(err, errListenRefused):
+		if !w.refusedLogged {
+			w.refusedLogged = true
+			w.log.Warn("postgres: the database refuses LISTEN (a standby in recovery?); the revocation watcher polls, waking waiters every tick, until it can listen",
+				"err", wrap("watch revocations", err))
+		}
+	case w.state != watchLost:
 		w.log.Warn("postgres: revocation watcher lost its connection; waking waiters every tick until it is back",
 			"err", wrap("watch revocations", err))
 	}
@@ -257,11 +314,20 @@ func (w *watcher) next(conn *pgx.Conn) (context.Context, bool) {
 // nil) while anybody waits.
 func (w *watcher) run(conn *pgx.Conn, done chan struct{}) {
 	defer close(done)
-	var lastWake time.Time
+	var lastWake, nextTry time.Time
+	retry := watchLostTick
 	for {
 		ctx, ok := w.next(conn)
 		if !ok {
 			return
+		}
+		if w.takeStale() && conn != nil {
+			// The database's identity changed: this connection may be
+			// on the old one.
+			conn.Close(context.Background())
+			conn = nil
+			w.lost(errIdentityChanged)
+			lastWake = time.Now()
 		}
 		if w.current() == watchLost {
 			// Wake at least every watchLostTick while no connection
@@ -270,18 +336,26 @@ func (w *watcher) run(conn *pgx.Conn, done chan struct{}) {
 			lastWake = time.Now()
 		}
 		if conn == nil {
+			if time.Now().Before(nextTry) {
+				sleep(ctx, min(time.Until(lastWake.Add(watchLostTick)), time.Until(nextTry)))
+				continue
+			}
 			var err error
 			conn, err = w.connect()
 			if err != nil {
 				w.lost(err)
-				sleep(ctx, time.Until(lastWake.Add(watchLostTick)))
+				lastWake = time.Now()
+				nextTry = lastWake.Add(retry)
+				retry = min(2*retry, watchRetryMax)
+				sleep(ctx, watchLostTick)
 				continue
 			}
+			retry, nextTry = watchLostTick, time.Time{}
 			w.listening()
 		} else if w.current() != watchReady {
 			// A kept connection: prove it still listens, and drop the
 			// notifications it buffered while nobody waited.
-			if err := ping(conn); err != nil {
+			if err := w.probe(conn); err != nil {
 				conn.Close(context.Background())
 				conn = nil
 				w.lost(err)
@@ -300,7 +374,7 @@ func (w *watcher) run(conn *pgx.Conn, done chan struct{}) {
 		case ctx.Err() != nil:
 			// Interrupted: look at the waiters again.
 		case wctx.Err() != nil:
-			err = ping(conn)
+			err = w.probe(conn)
 		}
 		if err != nil && ctx.Err() == nil || conn.IsClosed() {
 			conn.Close(context.Background())
@@ -317,28 +391,110 @@ func (w *watcher) current() watchState {
 	return w.state
 }
 
-// connect opens a connection and LISTENs on it, within watchProbeTimeout.
+// errListenRefused marks the error of a LISTEN the server refused (a hot
+// standby refuses it during recovery).
+var errListenRefused = errors.New("the server refused LISTEN")
+
+// errIdentityChanged is why the watcher drops a connection when the
+// store sees that the database's identity changed.
+var errIdentityChanged = errors.New("the database's identity changed")
+
+// connect opens a connection, within the connect timeout per host, and
+// LISTENs on it, within the listen timeout, waking every waiter each
+// watchLostTick meanwhile. A LISTEN the server refuses is an error matching
+// errListenRefused.
 func (w *watcher) connect() (*pgx.Conn, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), watchProbeTimeout)
-	defer cancel()
-	conn, err := pgx.ConnectConfig(ctx, w.cfg)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := conn.Exec(ctx, listenSQL); err != nil {
-		conn.Close(context.Background())
-		return nil, err
-	}
-	return conn, nil
+	var conn *pgx.Conn
+	err := w.wakeWhile(watchLostTick, func() error {
+		var err error
+		conn, err = pgx.ConnectConfig(w.stop, w.cfg)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(w.stop, w.listenTimeout)
+		defer cancel()
+		if _, err := conn.Exec(ctx, w.listenSQL); err != nil {
+			conn.Close(context.Background())
+			conn = nil
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) {
+				return fmt.Errorf("%w: %w", errListenRefused, err)
+			}
+			return err
+		}
+		return nil
+	})
+	return conn, err
 }
 
-// ping checks, within watchProbeTimeout, that conn answers; notifications
-// that arrive meanwhile are buffered by pgx for WaitForNotification.
-func ping(conn *pgx.Conn) error {
-	ctx, cancel := context.WithTimeout(context.Background(), watchProbeTimeout)
-	defer cancel()
-	_, err := conn.Exec(ctx, pingSQL)
+// probe checks, within the listen timeout, that conn answers;
+// notifications that arrive meanwhile are buffered by pgx for
+// WaitForNotification. Once the answer is overdue (watchProbeOverdue), it
+// wakes every waiter each watchLostTick until it comes.
+func (w *watcher) probe(conn *pgx.Conn) error {
+	return w.wakeWhile(watchProbeOverdue, func() error {
+		ctx, cancel := context.WithTimeout(w.stop, w.listenTimeout)
+		defer cancel()
+		_, err := conn.Exec(ctx, pingSQL)
+		return err
+	})
+}
+
+// wakeWhile runs fn and, if it has not returned after first, wakes every
+// waiter then and each watchLostTick after until it does: while fn runs no
+// notification can be relied on.
+func (w *watcher) wakeWhile(first time.Duration, fn func() error) error {
+	stop := make(chan struct{})
+	ticking := make(chan struct{})
+	go func() {
+		defer close(ticking)
+		t := time.NewTimer(first)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				w.notified()
+				t.Reset(watchLostTick)
+			}
+		}
+	}()
+	err := fn()
+	close(stop)
+	<-ticking
 	return err
+}
+
+// reconnect makes the watcher drop its connection, because the database's
+// identity changed: a kept connection is closed now, a running goroutine's
+// at its next turn, when it also wakes every waiter.
+func (w *watcher) reconnect() {
+	w.mu.Lock()
+	kept := w.kept
+	w.kept = nil
+	if w.state != watchIdle {
+		w.stale = true
+		if w.interrupt != nil {
+			w.interrupt()
+		}
+	}
+	w.mu.Unlock()
+	if kept != nil {
+		// Not on the caller's goroutine: it is connecting a connection
+		// of the pool.
+		go kept.Close(context.Background())
+	}
+}
+
+// takeStale reports whether the connection must be dropped, and clears
+// that.
+func (w *watcher) takeStale() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	stale := w.stale
+	w.stale = false
+	return stale
 }
 
 // drainNotifications drops the notifications pgx has buffered on conn.
@@ -370,6 +526,7 @@ func sleep(ctx context.Context, d time.Duration) {
 // close stops the goroutine, wakes every waiter for good and closes the
 // connection.
 func (w *watcher) close() {
+	w.cancelStop()
 	w.mu.Lock()
 	w.closed = true
 	w.wakeAll(false)

@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"log/slog"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,7 +57,7 @@ func TestWatch_EveryRevocationWakes(t *testing.T) {
 	ofam := seedFamily(t, other, ou)
 	require.NoError(t, b.CreateAPIKey(ctx, store.APIKey{ID: "key_1", ProjectID: "p", Name: "k", CreatedAt: it0}))
 	for _, id := range []string{"sk_1", "sk_2"} {
-		require.NoError(t, b.CreateSigningKey(ctx, store.SigningKey{ID: id, ProjectID: "p", PublicKey: make([]byte, 32),
+		require.NoError(t, b.CreateSigningKey(ctx, store.SigningKey{ID: id, ProjectID: "p", Algorithm: store.AlgEdDSA, PublicKey: make([]byte, 32),
 			EncryptedPrivateKey: []byte{1}, CreatedAt: it0.Add(time.Duration(len(id)) * time.Second)}))
 	}
 	at := it0.Add(time.Minute)
@@ -227,4 +229,104 @@ func TestWatch_DatabaseGone(t *testing.T) {
 		require.NoError(t, b.RevokeRefreshFamily(ctx, "p", f.ID, it0))
 		assert.True(t, closedWithin(ch, 5*time.Second), "%s: woke after the database came back", mode)
 	}
+}
+
+// TestWatch_ListenRefused stands for a hot standby, which refuses LISTEN
+// ("cannot execute LISTEN during recovery", SQLSTATE 25006): the watcher's
+// LISTEN is refused while a table says so. The watcher polls (every
+// waiter is woken within store.MaxWatchDelay, several times a second),
+// logs the refusal once however many attempts it makes, and never that it
+// lost its connection; once LISTEN is accepted it listens again, logs
+// that, and a revocation wakes its waiters.
+func TestWatch_ListenRefused(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	admin := rawConn(t, url)
+	_, err := admin.Exec(ctx, `CREATE TABLE refuse_listen (x int); INSERT INTO refuse_listen VALUES (1)`)
+	require.NoError(t, err)
+	var logs syncBuffer
+	a, err := Open(ctx, url, &Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() })
+	a.watch.listenSQL = `DO $$BEGIN
+		IF EXISTS (SELECT FROM refuse_listen) THEN
+			RAISE EXCEPTION 'cannot execute LISTEN during recovery' USING ERRCODE = 'read_only_sql_transaction';
+		END IF;
+		LISTEN ` + revocationChannel + `;
+	END$$`
+	b := openInternal(t, url)
+	u := seedUser(t, b, "p")
+
+	for range 12 {
+		ch := a.WatchRevocations(ctx)
+		require.True(t, closedWithin(ch, 5*time.Second), "woken while LISTEN is refused")
+		time.Sleep(maxWatchDelay) // let attempts pass between the waits
+	}
+	assert.Equal(t, 1, strings.Count(logs.String(), "refuses LISTEN"), "logged once:\n%s", logs.String())
+	assert.NotContains(t, logs.String(), "lost its connection")
+
+	_, err = admin.Exec(ctx, `DELETE FROM refuse_listen`)
+	require.NoError(t, err)
+	var ch <-chan struct{}
+	require.Eventually(t, func() bool {
+		ch = a.WatchRevocations(ctx)
+		return !closedWithin(ch, quietFor)
+	}, 15*time.Second, time.Millisecond, "listens once LISTEN is accepted")
+	f := seedFamily(t, b, u)
+	require.NoError(t, b.RevokeRefreshFamily(ctx, "p", f.ID, it0))
+	assert.True(t, closedWithin(ch, 5*time.Second), "woke after listening again")
+	assert.Contains(t, logs.String(), "listening again")
+	assert.Equal(t, 1, strings.Count(logs.String(), "refuses LISTEN"))
+}
+
+// TestWatch_TimeoutOptions: the watcher's connect and listen timeouts are
+// Options of their own, with defaults in seconds whatever MaxWatchDelay is;
+// a negative one is refused.
+func TestWatch_TimeoutOptions(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s := openInternal(t, url)
+	assert.Equal(t, DefaultWatchConnectTimeout, s.watch.cfg.ConnectTimeout)
+	assert.Equal(t, DefaultWatchListenTimeout, s.watch.listenTimeout)
+	assert.Greater(t, DefaultWatchConnectTimeout, maxWatchDelay)
+
+	s, err := Open(t.Context(), url, &Options{Logger: testDiscard, WatchConnectTimeout: 7 * time.Second, WatchListenTimeout: 3 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	assert.Equal(t, 7*time.Second, s.watch.cfg.ConnectTimeout)
+	assert.Equal(t, 3*time.Second, s.watch.listenTimeout)
+
+	for _, o := range []Options{{WatchConnectTimeout: -1}, {WatchListenTimeout: -1}} {
+		o.Logger = testDiscard
+		_, err := Open(t.Context(), url, &o)
+		assert.Error(t, err, "%+v", o)
+	}
+}
+
+// TestWatch_SlowConnect puts the database's connections behind a delay
+// several times store.MaxWatchDelay (a server far away, TLS, a busy
+// machine): the watcher's connection is made within its own timeout, and it
+// listens, without ever taking the slowness for a lost connection. Its
+// waiters are woken (polling) while it connects.
+func TestWatch_SlowConnect(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	px, viaProxy := newProxy(t, url)
+	px.delayConnects(4 * maxWatchDelay)
+	var logs syncBuffer
+	a, err := Open(ctx, viaProxy, &Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() })
+	b := openInternal(t, url)
+	u := seedUser(t, b, "p")
+
+	ch := a.WatchRevocations(ctx)
+	require.True(t, closedWithin(ch, 5*time.Second), "woken while the watcher connects")
+	require.Eventually(t, func() bool {
+		ch = a.WatchRevocations(ctx)
+		return !closedWithin(ch, quietFor)
+	}, 15*time.Second, time.Millisecond, "listens")
+	f := seedFamily(t, b, u)
+	require.NoError(t, b.RevokeRefreshFamily(ctx, "p", f.ID, it0))
+	assert.True(t, closedWithin(ch, 5*time.Second), "a revocation wakes it")
+	assert.NotContains(t, logs.String(), "lost its connection")
 }

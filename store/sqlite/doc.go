@@ -63,6 +63,11 @@
 // 50 ms and wakes the waiters when it changes; a revocation of the Store
 // itself wakes them at once (see watch.go).
 //
+// [Store.CheckWritable] implements [store.WritableChecker]: a BEGIN
+// IMMEDIATE rolled back at once on the writer connection, which fails with
+// store.ErrUnavailable while another process holds the write lock past the
+// busy timeout or the file cannot be written.
+//
 // # Group commit
 //
 // With synchronous=FULL each commit waits for the disk. Small writes of

@@ -573,7 +573,8 @@ func oldDatabase(t *testing.T, path string, upTo int) *sqlite.Conn {
 // schema stopped at 0003, with a row in every table, and checks that
 // migration 0004 keeps every row and field and gives the new fields their
 // "unknown" values: no DisabledAt, no EndsAt, no CreatedBy or
-// SigningKeyID, an empty revocation feed that new revocations extend.
+// SigningKeyID, an empty revocation feed that new revocations extend; and
+// that 0005 makes its signing key an EdDSA key.
 func TestMigrate_SecondStageKeepsRows(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")
 	db := oldDatabase(t, path, 3)
@@ -620,10 +621,10 @@ VALUES ('rf_1', 'p', 'usr_1', 3, ?, ?, ?, ?, NULL)`, us+10, us+3_600_000_000, us
 	k, err := s.GetAPIKey(ctx, "p", "key_1")
 	require.NoError(t, err)
 	require.Equal(t, store.APIKey{ID: "key_1", ProjectID: "p", Name: "ci", CreatedAt: t0,
-		LastUsedAt: t0.Add(time.Microsecond)}, k)
+		LastUsedAt: t0.Add(time.Microsecond), Scopes: []string{}}, k)
 	sk, err := s.GetSigningKey(ctx, "p", "sk_1")
 	require.NoError(t, err)
-	require.Equal(t, store.SigningKey{ID: "sk_1", ProjectID: "p", PublicKey: pub,
+	require.Equal(t, store.SigningKey{ID: "sk_1", ProjectID: "p", Algorithm: store.AlgEdDSA, PublicKey: pub,
 		EncryptedPrivateKey: []byte{1, 2}, CreatedAt: t0}, sk)
 	f, err := s.GetRefreshFamily(ctx, "p", "rf_1")
 	require.NoError(t, err)
@@ -729,4 +730,63 @@ func TestListContacts_LongValues(t *testing.T) {
 		got = append(got, c.Name)
 	}
 	require.Equal(t, want, got)
+}
+
+// TestCheckWritable_WriteLockHeld: while another handle holds the
+// database's write lock past the busy timeout, CheckWritable says
+// ErrUnavailable, having written nothing; once the lock is released it
+// says nil.
+func TestCheckWritable_WriteLockHeld(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.db")
+	a := openFile(t, path, nil)
+	b := openFile(t, path, &Options{BusyTimeout: 50 * time.Millisecond})
+	ctx := t.Context()
+	require.NoError(t, b.CheckWritable(ctx))
+	release := holdWriteLock(t, a)
+	require.ErrorIs(t, b.CheckWritable(ctx), store.ErrUnavailable, "another handle holds the write lock")
+	release()
+	require.NoError(t, b.CheckWritable(ctx))
+	v, err := b.ChangeVersion(ctx)
+	require.NoError(t, err)
+	require.NoError(t, b.CheckWritable(ctx))
+	w, err := b.ChangeVersion(ctx)
+	require.NoError(t, err)
+	require.Equal(t, v, w, "a check is not a write")
+}
+
+// TestMigrate_KeyControlsKeepKeys opens a database whose schema stopped
+// before 0006 (key controls), with a valid and a revoked key, and checks
+// that the keys read back with no scopes, no expiry and no roll, and that
+// the valid one rolls.
+func TestMigrate_KeyControlsKeepKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	ms, err := loadMigrations()
+	require.NoError(t, err)
+	upTo := 0
+	for i, m := range ms {
+		if m.version < 6 {
+			upTo = i + 1
+		}
+	}
+	db := oldDatabase(t, path, upTo)
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 123456000, time.UTC)
+	us := dbTime(t0)
+	for _, q := range []string{
+		`INSERT INTO projects (id, created_at) VALUES ('p', ?)`,
+		`INSERT INTO api_keys (id, project_id, name, created_at) VALUES ('key_1', 'p', 'ci', ?)`,
+		`INSERT INTO api_keys (id, project_id, name, created_at, revoked_at) VALUES ('key_2', 'p', 'old', ?, ?)`,
+	} {
+		require.NoError(t, sqlitex.Execute(db, q, &sqlitex.ExecOptions{Args: []any{us, us}[:strings.Count(q, "?")]}), q)
+	}
+	require.NoError(t, db.Close())
+
+	s := openFile(t, path, nil)
+	ctx := t.Context()
+	k, err := s.GetAPIKey(ctx, "p", "key_1")
+	require.NoError(t, err)
+	require.Equal(t, store.APIKey{ID: "key_1", ProjectID: "p", Name: "ci", CreatedAt: t0, Scopes: []string{}}, k)
+	_, err = s.RollAPIKey(ctx, "p", "key_1", store.APIKey{ID: "key_3", ProjectID: "p", Name: "ci", CreatedAt: t0.Add(time.Hour)}, t0.Add(2*time.Hour))
+	require.NoError(t, err, "an old key rolls")
+	_, err = s.RollAPIKey(ctx, "p", "key_2", store.APIKey{ID: "key_4", ProjectID: "p", Name: "old", CreatedAt: t0.Add(time.Hour)}, t0.Add(2*time.Hour))
+	require.ErrorIs(t, err, store.ErrRevoked, "an old revoked key does not roll")
 }

@@ -27,7 +27,10 @@ type migration struct {
 }
 
 // loadMigrations returns the embedded migrations in version order. Their
-// names are NNNN_description.sql, numbered from 1 without gaps.
+// names are NNNN_description.sql, numbered from 1, each number once. A
+// number may be missing (it is taken by a change made beside this one);
+// each migration is applied by its own number, so one that arrives later
+// with a lower number is still applied.
 func loadMigrations() ([]migration, error) {
 	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
 	if err != nil {
@@ -49,8 +52,8 @@ func loadMigrations() ([]migration, error) {
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
 	for i, m := range ms {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("sqlite: migration %s: expected version %d", m.name, i+1)
+		if i > 0 && m.version == ms[i-1].version {
+			return nil, fmt.Errorf("sqlite: migrations %s and %s have one version", ms[i-1].name, m.name)
 		}
 	}
 	return ms, nil
@@ -95,8 +98,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 			}); err != nil {
 				return err
 			}
-			if newest > len(ms) {
-				return fmt.Errorf("database has schema version %d, newer than this build's %d", newest, len(ms))
+			if known := ms[len(ms)-1].version; newest > known {
+				return fmt.Errorf("database has schema version %d, newer than this build's %d", newest, known)
 			}
 			if err := t.queryRow(migrationAppliedSQL, func(st *sqlite.Stmt) error {
 				n = st.ColumnInt(0)

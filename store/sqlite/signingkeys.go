@@ -11,9 +11,9 @@ import (
 )
 
 const (
-	createSigningKeySQL = `INSERT INTO signing_keys (id, project_id, public_key, encrypted_private_key, created_at)
-VALUES (?, ?, ?, ?, ?)`
-	signingKeyColumns   = `id, project_id, public_key, encrypted_private_key, created_at, retired_at`
+	createSigningKeySQL = `INSERT INTO signing_keys (id, project_id, public_key, encrypted_private_key, created_at, alg)
+VALUES (?, ?, ?, ?, ?, ?)`
+	signingKeyColumns   = `id, project_id, public_key, encrypted_private_key, created_at, retired_at, alg`
 	getSigningKeySQL    = `SELECT ` + signingKeyColumns + ` FROM signing_keys WHERE id = ? AND project_id = ?`
 	activeSigningKeySQL = `SELECT ` + signingKeyColumns + ` FROM signing_keys
 WHERE project_id = ? AND retired_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1`
@@ -34,7 +34,7 @@ func (s *Store) CreateSigningKey(ctx context.Context, k store.SigningKey) error 
 	if err := store.CheckSigningKey(k); err != nil {
 		return check(op, err)
 	}
-	_, err := s.exec(ctx, createSigningKeySQL, k.ID, k.ProjectID, k.PublicKey, k.EncryptedPrivateKey, dbTime(k.CreatedAt))
+	_, err := s.exec(ctx, createSigningKeySQL, k.ID, k.ProjectID, k.PublicKey, k.EncryptedPrivateKey, dbTime(k.CreatedAt), k.Algorithm)
 	return wrap(op, err)
 }
 
@@ -133,6 +133,7 @@ func scanSigningKey(st *sqlite.Stmt) store.SigningKey {
 		EncryptedPrivateKey: make([]byte, st.ColumnLen(3)),
 		CreatedAt:           columnTime(st, 4),
 		RetiredAt:           columnNullTime(st, 5),
+		Algorithm:           st.ColumnText(6),
 	}
 	st.ColumnBytes(2, k.PublicKey)
 	st.ColumnBytes(3, k.EncryptedPrivateKey)

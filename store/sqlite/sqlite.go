@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -79,7 +81,10 @@ type Store struct {
 }
 
 // Open opens (creating it if needed) the SQLite database at path and, unless
-// opts.NoMigrate is set, applies the migrations it lacks. The path ":memory:"
+// opts.NoMigrate is set, applies the migrations it lacks. A database file
+// Open creates has mode 0600, whatever the directory's mode and the umask
+// allow beyond it: it holds password hashes and sealed keys. SQLite gives
+// its WAL and shared-memory files the database file's mode. The path ":memory:"
 // opens a private, empty in-memory database on one connection, which lives
 // until Close; it suits a host application's tests.
 func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
@@ -115,6 +120,9 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	} else {
 		abs, err := filepath.Abs(path)
 		if err != nil {
+			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		}
+		if err := createPrivate(abs); err != nil {
 			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 		}
 		uri := fileURI(abs)
@@ -237,4 +245,19 @@ func mustAffect(n int, err error) error {
 		return errNoRows
 	}
 	return err
+}
+
+// createPrivate creates path as an empty file of mode 0600 unless it exists
+// (SQLite takes an empty file for a new database). SQLite would create it
+// with mode 0644 less the umask, readable by every user who can reach the
+// directory.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return nil
+	case err != nil:
+		return err
+	}
+	return f.Close()
 }

@@ -1,9 +1,15 @@
 package sqlite_test
 
 import (
+	"context"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
@@ -48,4 +54,28 @@ func TestShared(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "latchkey.db")
 		return open(t, path), open(t, path)
 	})
+}
+
+// TestOpen_CreatesPrivateFile: a database Open creates is readable by its
+// owner only (it holds password hashes), also in a directory that already
+// exists and that others may read, and so are its WAL and shared-memory
+// files. An existing database keeps its mode.
+func TestOpen_CreatesPrivateFile(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o755))
+	path := filepath.Join(dir, "latchkey.db")
+	st := open(t, path)
+	require.NoError(t, st.CreateProject(context.Background(), store.Project{ID: "acme", CreatedAt: time.Now()}))
+	for _, name := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(name)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), name)
+	}
+	require.NoError(t, st.Close())
+
+	require.NoError(t, os.Chmod(path, 0o640))
+	st = open(t, path)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "an existing file's mode is the owner's choice")
 }

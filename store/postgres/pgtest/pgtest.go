@@ -36,6 +36,29 @@ import (
 // may create and drop databases.
 const EnvURL = "LATCHKEY_TEST_POSTGRES"
 
+// EnvSerializable is the environment variable that, set to any value, adds
+// the serializable repeat of the long suites (see [Isolations]). It is not
+// set under the README's test command, which must stay short; CI sets it in
+// a run of its own.
+const EnvSerializable = "LATCHKEY_TEST_POSTGRES_SERIALIZABLE"
+
+// Isolation names a way of making test databases: with the server's
+// default isolation, or with default_transaction_isolation serializable.
+type Isolation struct {
+	Name  string
+	NewDB func(testing.TB) string
+}
+
+// Isolations returns the isolations a long suite runs in: READ COMMITTED
+// always, and serializable too when EnvSerializable is set.
+func Isolations() []Isolation {
+	is := []Isolation{{"ReadCommitted", NewDatabase}}
+	if os.Getenv(EnvSerializable) != "" {
+		is = append(is, Isolation{"Serializable", NewSerializableDatabase})
+	}
+	return is
+}
+
 // DatabasePrefix starts the name of every database NewDatabase creates.
 const DatabasePrefix = "latchkey_test_"
 
@@ -86,6 +109,31 @@ func NewDatabase(t testing.TB) string {
 func NewSerializableDatabase(t testing.TB) string {
 	t.Helper()
 	return newDatabase(t, []string{"SET default_transaction_isolation TO 'serializable'"})
+}
+
+// SetReadOnly makes the sessions opened from now on to the database of
+// dbURL (a URL [NewDatabase] returned) start read-only, when readOnly is
+// true, as every session of a hot standby is: every write fails with
+// SQLSTATE 25006 (read_only_sql_transaction), and transaction_read_only
+// reads on. It sets default_transaction_read_only on the database (ALTER
+// DATABASE ... SET), or resets it when readOnly is false; sessions already
+// open keep their setting. It fails t when the database cannot be altered.
+func SetReadOnly(t testing.TB, dbURL string, readOnly bool) {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dbURL)
+	if err != nil {
+		t.Fatalf("pgtest: SetReadOnly: not a valid connection string")
+	}
+	if !strings.HasPrefix(cfg.Database, DatabasePrefix) {
+		t.Fatalf("pgtest: SetReadOnly: %q is not a database NewDatabase made", cfg.Database)
+	}
+	sql := "ALTER DATABASE " + cfg.Database + " RESET default_transaction_read_only"
+	if readOnly {
+		sql = "ALTER DATABASE " + cfg.Database + " SET default_transaction_read_only = on"
+	}
+	if err := exec(AdminURL(t), sql); err != nil {
+		t.Fatalf("pgtest: SetReadOnly: %v", err)
+	}
 }
 
 // newDatabase creates the database and runs ALTER DATABASE name with each

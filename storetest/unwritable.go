@@ -1,0 +1,111 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-dev/latchkey/store"
+)
+
+// RunUnwritable checks a store on a database that answers but cannot take
+// writes now (a standby in recovery, a database or role set read-only):
+// every method that writes, the prunes included, returns an error matching
+// store.ErrUnavailable and changes nothing, and the reads still answer. A
+// store that implements store.WritableChecker says nil before and
+// ErrUnavailable after.
+//
+// open is called once. It returns a handle on a fresh, empty database that
+// can write, which the test fills, and a function that makes that database
+// unwritable and returns a handle on it (a new one, or the same); open
+// registers its own t.Cleanup that closes them.
+func RunUnwritable(t *testing.T, open func(t *testing.T) (writable store.Store, freeze func(t *testing.T) store.Store)) {
+	t.Helper()
+	rw, freeze := open(t)
+	w := newWorld(t, rw)
+	disabled := mustUser(t, rw, projA, "disabled@example.com")
+	require.NoError(t, rw.DisableUser(t.Context(), projA, disabled.ID, base.Add(time.Minute)), "DisableUser")
+	if wc, ok := rw.(store.WritableChecker); ok {
+		require.NoError(t, wc.CheckWritable(t.Context()), "CheckWritable on a database that can write")
+	}
+	before := w.snapshot(t, rw)
+
+	ro := freeze(t)
+	require.Equal(t, before, w.snapshot(t, ro), "the reads of the unwritable database")
+	if wc, ok := ro.(store.WritableChecker); ok {
+		require.ErrorIs(t, wc.CheckWritable(t.Context()), store.ErrUnavailable, "CheckWritable on a database that cannot write")
+	}
+	later, far := base.Add(time.Hour), base.Add(1000*24*time.Hour)
+	for _, c := range []refusal{
+		{"CreateProject", func(ctx context.Context) error {
+			return ro.CreateProject(ctx, store.Project{ID: "proj-new", CreatedAt: base})
+		}},
+		{"CreateUser", func(ctx context.Context) error {
+			u := newUser(projA, "new@example.com")
+			u.ID = refusedID
+			return ro.CreateUser(ctx, u)
+		}},
+		{"SetPasswordHash", func(ctx context.Context) error { return ro.SetPasswordHash(ctx, projA, w.user.ID, "changed") }},
+		{"SetUserTags", func(ctx context.Context) error { return ro.SetUserTags(ctx, projA, w.user.ID, []string{"changed"}) }},
+		{"DisableUser", func(ctx context.Context) error { return ro.DisableUser(ctx, projA, w.user.ID, later) }},
+		{"EnableUser", func(ctx context.Context) error { return ro.EnableUser(ctx, projA, disabled.ID) }},
+		{"CreateContact", func(ctx context.Context) error {
+			return errOf(ro.CreateContact(ctx, newContact(projA, "ct_new", base)))
+		}},
+		{"CreateContacts", func(ctx context.Context) error {
+			return ro.CreateContacts(ctx, projA, []store.Contact{newContact(projA, "ct_new", base)})
+		}},
+		{"DeleteContact", func(ctx context.Context) error { return ro.DeleteContact(ctx, projA, w.contact.ID) }},
+		{"CreateAPIKey", func(ctx context.Context) error { return ro.CreateAPIKey(ctx, newAPIKey(projA, "key_new", base)) }},
+		{"RevokeAPIKey", func(ctx context.Context) error { return ro.RevokeAPIKey(ctx, projA, w.apiKey.ID, later) }},
+		{"TouchAPIKey", func(ctx context.Context) error { return ro.TouchAPIKey(ctx, projA, w.apiKey.ID, later) }},
+		{"CreateSigningKey", func(ctx context.Context) error {
+			return ro.CreateSigningKey(ctx, newSigningKey(projA, "sk_newest", later))
+		}},
+		{"RetireSigningKey", func(ctx context.Context) error { return ro.RetireSigningKey(ctx, projA, "sk_old", later) }},
+		{"CreateRefreshFamily", func(ctx context.Context) error {
+			f := newFamily(projA, w.user.ID, base, time.Hour)
+			f.ID = refusedID
+			return ro.CreateRefreshFamily(ctx, f)
+		}},
+		{"RotateRefresh", func(ctx context.Context) error {
+			return errOf(ro.RotateRefresh(ctx, projA, w.family.ID, 0, rotateParams(base.Add(time.Minute))))
+		}},
+		{"RevokeRefreshFamily", func(ctx context.Context) error { return ro.RevokeRefreshFamily(ctx, projA, w.family.ID, later) }},
+		{"PruneRefreshFamilies", func(ctx context.Context) error { return errOf(ro.PruneRefreshFamilies(ctx, far)) }},
+		{"PruneSessionRevocations", func(ctx context.Context) error { return errOf(ro.PruneSessionRevocations(ctx, far)) }},
+		{"AppendAudit", func(ctx context.Context) error {
+			return ro.AppendAudit(ctx, newAudit(projA, "aud_new", base, store.ActionSignIn, ""))
+		}},
+		{"PruneAudit", func(ctx context.Context) error { return errOf(ro.PruneAudit(ctx, far)) }},
+		{"CreateConsoleSession", func(ctx context.Context) error {
+			return ro.CreateConsoleSession(ctx, newConsoleSession(projA, refusedID, w.user.ID, base))
+		}},
+		{"TouchConsoleSession", func(ctx context.Context) error { return ro.TouchConsoleSession(ctx, projA, w.console.ID, later) }},
+		{"DeleteConsoleSession", func(ctx context.Context) error { return ro.DeleteConsoleSession(ctx, projA, w.console.ID) }},
+		{"PruneConsoleSessions", func(ctx context.Context) error { return errOf(ro.PruneConsoleSessions(ctx, far, far)) }},
+		{"AddFailure", func(ctx context.Context) error {
+			return errOf3(ro.AddFailure(ctx, "k", base.Add(time.Minute), time.Hour))
+		}},
+		{"ClearFailures", func(ctx context.Context) error { return ro.ClearFailures(ctx, "k") }},
+		{"PruneThrottle", func(ctx context.Context) error { return errOf(ro.PruneThrottle(ctx, far)) }},
+	} {
+		require.ErrorIsf(t, c.call(t.Context()), store.ErrUnavailable, "%s on a database that cannot write", c.name)
+	}
+	require.Equal(t, before, w.snapshot(t, ro), "the store after every write was refused: want nothing changed")
+}
+
+func writableCases() []testCase {
+	return []testCase{{"Healthy", testWritableHealthy}}
+}
+
+// A fresh store on a database that can write says so, also after writes.
+func testWritableHealthy(t *testing.T, s store.Store) {
+	wc := capability[store.WritableChecker](t, s)
+	require.NoError(t, wc.CheckWritable(t.Context()), "CheckWritable on a fresh store")
+	mustProject(t, s, projA)
+	require.NoError(t, wc.CheckWritable(t.Context()), "CheckWritable after a write")
+	mustUser(t, s, projA, "after-check@example.com")
+}
