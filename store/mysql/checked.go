@@ -18,15 +18,18 @@ var _ store.CheckedContactLister = (*Store)(nil)
 // record that does not exist) and the rows of the page, the keyset query of
 // ListContacts on the primary key. The parts' columns line up with the
 // same types (tag, id, two binary columns, a name, a number and five
-// times); the tag says what a row is. One statement is one InnoDB read view
+// times); the tag says what a row is. The signing key's name column holds
+// its algorithm (migration 0002), the API key's fourth time its scheduled
+// revocation (revokes_at, migration 0003); the API key's scopes, expiry and
+// roll are left out, as store.CheckedContactLister allows. One statement is one InnoDB read view
 // (one snapshot) and one round trip. UNION ALL promises no order across its
 // rows, so the caller sorts the page.
 const (
-	checkedSigningKeySQL = `(SELECT 0, id, public_key, encrypted_private_key, NULL, NULL,
+	checkedSigningKeySQL = `(SELECT 0, id, public_key, encrypted_private_key, alg, NULL,
 	created_at, retired_at, NULL, NULL, NULL
 	FROM signing_keys WHERE project_id = ? AND id = ?) UNION ALL `
 	checkedAPIKeySQL = `(SELECT 1, id, created_by, signing_key_id, name, NULL,
-	created_at, last_used_at, revoked_at, NULL, NULL
+	created_at, last_used_at, revoked_at, revokes_at, NULL
 	FROM api_keys WHERE project_id = ? AND id = ?) UNION ALL `
 	checkedSessionSQL = `(SELECT 2, id, user_id, NULL, NULL, generation,
 	created_at, issued_at, expires_at, ends_at, revoked_at
@@ -98,12 +101,14 @@ func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids s
 		case tagContact:
 			items = append(items, store.Contact{ID: r.id, ProjectID: projectID, Name: r.name.String, CreatedAt: fromNull(r.t[0])})
 		case tagSigningKey:
-			recs.SigningKey = &store.SigningKey{ID: r.id, ProjectID: projectID, PublicKey: r.b1, EncryptedPrivateKey: r.b2,
+			recs.SigningKey = &store.SigningKey{ID: r.id, ProjectID: projectID, Algorithm: r.name.String,
+				PublicKey: r.b1, EncryptedPrivateKey: r.b2,
 				CreatedAt: fromNull(r.t[0]), RetiredAt: fromNull(r.t[1])}
 		case tagAPIKey:
 			recs.APIKey = &store.APIKey{ID: r.id, ProjectID: projectID, Name: r.name.String,
 				CreatedBy: string(r.b1), SigningKeyID: string(r.b2),
-				CreatedAt: fromNull(r.t[0]), LastUsedAt: fromNull(r.t[1]), RevokedAt: fromNull(r.t[2])}
+				CreatedAt: fromNull(r.t[0]), LastUsedAt: fromNull(r.t[1]), RevokedAt: fromNull(r.t[2]),
+				RevokesAt: fromNull(r.t[3])}
 		case tagSession:
 			recs.Session = &store.RefreshFamily{ID: r.id, ProjectID: projectID, UserID: string(r.b1), Generation: r.n.Int64,
 				CreatedAt: fromNull(r.t[0]), IssuedAt: fromNull(r.t[1]), ExpiresAt: fromNull(r.t[2]),

@@ -11,9 +11,9 @@ import (
 )
 
 const (
-	signingKeyColumns   = `project_id, id, public_key, encrypted_private_key, created_at, retired_at`
+	signingKeyColumns   = `project_id, id, public_key, encrypted_private_key, created_at, retired_at, alg`
 	createSigningKeySQL = `INSERT INTO signing_keys (` + signingKeyColumns + `)
-	VALUES (?, ?, ?, ?, ?, NULL)`
+	VALUES (?, ?, ?, ?, ?, NULL, ?)`
 	getSigningKeySQL = `SELECT ` + signingKeyColumns + ` FROM signing_keys
 	WHERE project_id = ? AND id = ?`
 	activeSigningKeySQL = `SELECT ` + signingKeyColumns + ` FROM signing_keys
@@ -35,12 +35,13 @@ func (s *Store) CreateSigningKey(ctx context.Context, k store.SigningKey) error 
 		return check(op, err)
 	}
 	_, err := s.execCount(ctx, op, createSigningKeySQL, k.ProjectID, k.ID, k.PublicKey,
-		k.EncryptedPrivateKey, dbTime(k.CreatedAt))
+		k.EncryptedPrivateKey, dbTime(k.CreatedAt), k.Algorithm)
 	return err
 }
 
 // GetSigningKey returns the project's key with the given id, retired or not,
-// or an error matching store.ErrNotFound. A key of another project is not
+// with the Algorithm and PublicKey it was created with, or an error matching
+// store.ErrNotFound. A key of another project is not
 // found.
 func (s *Store) GetSigningKey(ctx context.Context, projectID, id string) (store.SigningKey, error) {
 	const op = "get signing key"
@@ -121,7 +122,7 @@ func (s *Store) RetireSigningKey(ctx context.Context, projectID, id string, at t
 func scanSigningKey(row rowScanner) (store.SigningKey, error) {
 	var k store.SigningKey
 	var retired sql.NullTime
-	if err := row.Scan(&k.ProjectID, &k.ID, &k.PublicKey, &k.EncryptedPrivateKey, &k.CreatedAt, &retired); err != nil {
+	if err := row.Scan(&k.ProjectID, &k.ID, &k.PublicKey, &k.EncryptedPrivateKey, &k.CreatedAt, &retired, &k.Algorithm); err != nil {
 		return store.SigningKey{}, err
 	}
 	k.CreatedAt = k.CreatedAt.UTC()
