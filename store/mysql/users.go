@@ -139,14 +139,11 @@ func prefixEnd(prefix string) (string, bool) {
 }
 
 // SetPasswordHash replaces the user's password hash, or returns an error
-// matching store.ErrNotFound.
+// matching store.ErrNotFound; an empty hash is store.ErrInvalid.
 func (s *Store) SetPasswordHash(ctx context.Context, projectID, id, hash string) error {
 	const op = "set password hash"
-	if err := store.CheckKey(projectID, "user id", id); err != nil {
+	if err := store.CheckPasswordHash(projectID, id, hash); err != nil {
 		return check(op, err)
-	}
-	if hash == "" {
-		return invalid(op, "empty password hash")
 	}
 	return s.execOne(ctx, op, setPasswordSQL, hash, projectID, id)
 }
