@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // migrationFiles holds the schema's migrations, numbered and append-only:
@@ -134,6 +136,15 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return wrap("migrate", err)
 	}
 	defer conn.Close()
+	// A database that records every migration complete is left as it is,
+	// without the lock and the DDL: a store opens on a read-only server or
+	// session too.
+	if done, newest, err := migrated(ctx, conn, ms); err != nil {
+		return wrap("migrate", err)
+	} else if done {
+		s.warnIfNewer(ctx, newest, len(ms))
+		return nil
+	}
 	var got sql.NullInt64
 	if err := conn.QueryRowContext(ctx, getLockSQL, migrationLock, migrationLockWait).Scan(&got); err != nil {
 		return wrap("migrate: lock", err)
@@ -170,9 +181,54 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err := conn.QueryRowContext(ctx, migrationNewestSQL).Scan(&newest); err != nil {
 		return wrap("migrate", err)
 	}
-	if newest > len(ms) {
-		s.log.WarnContext(ctx, "mysql: database schema is newer than this build",
-			"database_version", newest, "known_version", len(ms))
-	}
+	s.warnIfNewer(ctx, newest, len(ms))
 	return nil
+}
+
+// warnIfNewer logs at Warn when the database records a migration newer
+// than this build knows.
+func (s *Store) warnIfNewer(ctx context.Context, newest, known int) {
+	if newest > known {
+		s.log.WarnContext(ctx, "mysql: database schema is newer than this build",
+			"database_version", newest, "known_version", known)
+	}
+}
+
+// completeMigrationsSQL lists the migrations recorded complete.
+const completeMigrationsSQL = `SELECT version FROM schema_migrations WHERE complete`
+
+// erNoSuchTable is ER_NO_SUCH_TABLE: a database never migrated.
+const erNoSuchTable = 1146
+
+// migrated reports whether the database records every migration of ms
+// complete (and maybe newer ones, of a newer build), and the newest version
+// it records complete, reading only.
+func migrated(ctx context.Context, conn *sql.Conn, ms []migration) (done bool, newest int, err error) {
+	rows, err := conn.QueryContext(ctx, completeMigrationsSQL)
+	var myErr *mysql.MySQLError
+	if errors.As(err, &myErr) && myErr.Number == erNoSuchTable {
+		return false, 0, nil
+	}
+	if err != nil {
+		return false, 0, err
+	}
+	defer rows.Close()
+	have := map[int]bool{}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return false, 0, err
+		}
+		have[v] = true
+		newest = max(newest, v)
+	}
+	if err := rows.Err(); err != nil {
+		return false, 0, err
+	}
+	for _, m := range ms {
+		if !have[m.version] {
+			return false, newest, nil
+		}
+	}
+	return true, newest, nil
 }
