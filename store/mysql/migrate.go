@@ -131,6 +131,12 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("mysql: migrate: %w", err)
 	}
+	return s.migrate(ctx, ms)
+}
+
+// migrate applies the migrations of ms the database lacks, as Migrate
+// describes.
+func (s *Store) migrate(ctx context.Context, ms []migration) error {
 	conn, err := s.acquire(ctx)
 	if err != nil {
 		return wrap("migrate", err)
