@@ -151,9 +151,9 @@ func TestLogout_EndsTheSessionOnEveryInstance(t *testing.T) {
 func testLogoutEndsTheSessionOnEveryInstance(t *testing.T, twoNodes nodePair) {
 	a, b := twoNodes(t, nil)
 	ctx := context.Background()
-	_, err := a.lk.Users().Create(ctx, "default", "ada@example.com", "pw-ada", nil)
+	_, err := a.lk.Users().Create(ctx, "default", "ada@example.com", "pw-ada-secret", nil)
 	require.NoError(t, err)
-	access, refresh := a.login("ada@example.com", "pw-ada")
+	access, refresh := a.login("ada@example.com", "pw-ada-secret")
 	st, body := b.post("/v1/identity/refresh", `{"refresh_token":"`+refresh+`"}`)
 	require.Equal(t, http.StatusOK, st, body)
 	var next struct {
@@ -186,10 +186,10 @@ func TestLogout_RacingRefresh(t *testing.T) { onEachBackend(t, testLogoutRacingR
 func testLogoutRacingRefresh(t *testing.T, twoNodes nodePair) {
 	a, b := twoNodes(t, nil)
 	ctx := context.Background()
-	_, err := a.lk.Users().Create(ctx, "default", "ada@example.com", "pw-ada", nil)
+	_, err := a.lk.Users().Create(ctx, "default", "ada@example.com", "pw-ada-secret", nil)
 	require.NoError(t, err)
 	for range 20 {
-		_, refresh := a.login("ada@example.com", "pw-ada")
+		_, refresh := a.login("ada@example.com", "pw-ada-secret")
 		var wg sync.WaitGroup
 		var refreshStatus int
 		var refreshBody string
@@ -228,9 +228,9 @@ func TestDisableUser_EndsSessionsEverywhere(t *testing.T) {
 func testDisableUserEndsSessionsEverywhere(t *testing.T, twoNodes nodePair) {
 	a, b := twoNodes(t, nil)
 	ctx := context.Background()
-	u, err := a.lk.Users().Create(ctx, "default", "ada@example.com", "pw-ada", nil)
+	u, err := a.lk.Users().Create(ctx, "default", "ada@example.com", "pw-ada-secret", nil)
 	require.NoError(t, err)
-	access, refresh := a.login("ada@example.com", "pw-ada")
+	access, refresh := a.login("ada@example.com", "pw-ada-secret")
 	st, _ := b.get("/v1/contacts", access)
 	require.Equal(t, http.StatusOK, st)
 
@@ -238,13 +238,13 @@ func testDisableUserEndsSessionsEverywhere(t *testing.T, twoNodes nodePair) {
 	require.NoError(t, err)
 	st, body := b.get("/v1/contacts", access)
 	assert.Equal(t, http.StatusUnauthorized, st, body)
-	st, body = b.post("/v1/identity/login", `{"email":"ada@example.com","password":"pw-ada"}`)
+	st, body = b.post("/v1/identity/login", `{"email":"ada@example.com","password":"pw-ada-secret"}`)
 	assert.Equal(t, http.StatusUnauthorized, st)
 	assert.Equal(t, "invalid_credentials", problemCode(t, body))
 
 	_, err = b.lk.Users().Enable(ctx, "default", u.ID)
 	require.NoError(t, err)
-	a.login("ada@example.com", "pw-ada")
+	a.login("ada@example.com", "pw-ada-secret")
 	st, _ = b.post("/v1/identity/refresh", `{"refresh_token":"`+refresh+`"}`)
 	assert.Equal(t, http.StatusUnauthorized, st, "the ended session stays ended")
 }
@@ -266,7 +266,7 @@ func testDiscoveryAndIssuer(t *testing.T, twoNodes nodePair) {
 	ctx := context.Background()
 	_, err := a.lk.CreateProject(ctx, "acme")
 	require.NoError(t, err)
-	_, err = a.lk.Users().Create(ctx, "acme", "ada@example.com", "pw-ada", nil)
+	_, err = a.lk.Users().Create(ctx, "acme", "ada@example.com", "pw-ada-secret", nil)
 	require.NoError(t, err)
 
 	st, h, body := a.call(http.MethodGet, "/p/acme/.well-known/openid-configuration", "", "", "Origin", "https://app.example.org")
@@ -300,7 +300,7 @@ func testDiscoveryAndIssuer(t *testing.T, twoNodes nodePair) {
 	}
 
 	body = func() string {
-		st, body := a.post("/p/acme/v1/identity/login", `{"email":"ada@example.com","password":"pw-ada"}`)
+		st, body := a.post("/p/acme/v1/identity/login", `{"email":"ada@example.com","password":"pw-ada-secret"}`)
 		require.Equal(t, http.StatusOK, st, body)
 		return body
 	}()
@@ -343,12 +343,12 @@ func testRevocationFeed(t *testing.T, twoNodes nodePair) {
 	})
 	ctx := context.Background()
 	lk := a.lk
-	u, err := lk.Users().Create(ctx, "default", "ada@example.com", "pw-ada", nil)
+	u, err := lk.Users().Create(ctx, "default", "ada@example.com", "pw-ada-secret", nil)
 	require.NoError(t, err)
-	_, err = lk.Users().Create(ctx, "default", "bob@example.com", "pw-bob", nil)
+	_, err = lk.Users().Create(ctx, "default", "bob@example.com", "pw-bob-secret", nil)
 	require.NoError(t, err)
 
-	access, refresh := a.login("ada@example.com", "pw-ada")
+	access, refresh := a.login("ada@example.com", "pw-ada-secret")
 	st, body := a.get("/v1/identity/revocations", access)
 	assert.Equal(t, http.StatusForbidden, st, body)
 	assert.Equal(t, "forbidden", problemCode(t, body))
@@ -366,7 +366,7 @@ func testRevocationFeed(t *testing.T, twoNodes nodePair) {
 	require.NoError(t, b.lk.Keyring().Retire(ctx, "default", old.ID))
 	st, _ = a.post("/v1/identity/logout", `{"refresh_token":"`+refresh+`"}`)
 	require.Equal(t, http.StatusNoContent, st)
-	_, bobRefresh := b.login("bob@example.com", "pw-bob")
+	_, bobRefresh := b.login("bob@example.com", "pw-bob-secret")
 	for range 2 { // the second exchange of one token is a replay
 		st, _ = b.post("/v1/identity/refresh", `{"refresh_token":"`+bobRefresh+`"}`)
 	}

@@ -182,12 +182,12 @@ func TestHandler_routes(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
 	lk := newLatchkey(t, st, nil)
-	_, err := lk.Users().Create(ctx, "default", "ada@example.com", "pw-ada", []string{"admin"})
+	_, err := lk.Users().Create(ctx, "default", "ada@example.com", "pw-ada-secret", []string{"admin"})
 	require.NoError(t, err)
 	createContact(t, st, "default", "Grace")
 	c := newClient(t, lk.Handler())
 
-	access, refresh := c.login("", "ADA@example.com", "pw-ada")
+	access, refresh := c.login("", "ADA@example.com", "pw-ada-secret")
 	assert.Equal(t, []string{"Grace"}, c.listNames("/v1/contacts", access))
 	assert.Equal(t, []string{"Grace"}, c.listNames("/v1/contacts?limit=1", access))
 
@@ -302,15 +302,15 @@ func TestByPath(t *testing.T) {
 			_, err := lk.CreateProject(ctx, p)
 			require.NoError(t, err)
 		}
-		_, err := lk.Users().Create(ctx, p, "ada@example.com", "pw-"+p, nil)
+		_, err := lk.Users().Create(ctx, p, "ada@example.com", "pw-"+p+"-secret", nil)
 		require.NoError(t, err)
 		createContact(t, st, p, "in "+p)
 	}
 	c := newClient(t, h)
 
-	tokA, _ := c.login("/p/a", "ada@example.com", "pw-a")
-	tokD, _ := c.login("", "ada@example.com", "pw-default")
-	tokD2, _ := c.login("/p/default", "ada@example.com", "pw-default")
+	tokA, _ := c.login("/p/a", "ada@example.com", "pw-a-secret")
+	tokD, _ := c.login("", "ada@example.com", "pw-default-secret")
+	tokD2, _ := c.login("/p/default", "ada@example.com", "pw-default-secret")
 	assert.Equal(t, []string{"in a"}, c.listNames("/p/a/v1/contacts", tokA))
 	assert.Equal(t, []string{"in default"}, c.listNames("/v1/contacts", tokD))
 	assert.Equal(t, []string{"in default"}, c.listNames("/p/default/v1/contacts", tokD))
@@ -319,7 +319,7 @@ func TestByPath(t *testing.T) {
 	// Tokens never cross projects.
 	c.problem("GET", "/p/a/v1/contacts", tokD, http.StatusUnauthorized, "invalid_token")
 	c.problem("GET", "/v1/contacts", tokA, http.StatusUnauthorized, "invalid_token")
-	st2, _, _ := c.do("POST", "/p/a/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-default"}`)
+	st2, _, _ := c.do("POST", "/p/a/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-default-secret"}`)
 	assert.Equal(t, http.StatusUnauthorized, st2)
 
 	for _, p := range []string{"/p/nope/v1/contacts", "/p/a", "/p/a/", "/p/", "/p", "/p//v1/contacts",
@@ -374,7 +374,7 @@ func TestCreateProject(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrConflict)
 	_, err = lk.CreateProject(ctx, "Not/A/Slug")
 	assert.ErrorIs(t, err, store.ErrInvalid)
-	_, err = lk.Users().Create(ctx, "nope", "b@example.com", "pw", nil)
+	_, err = lk.Users().Create(ctx, "nope", "b@example.com", "password", nil)
 	assert.ErrorIs(t, err, store.ErrNotFound)
 	_, _, err = lk.APIKeys().Create(ctx, "nope", "k")
 	assert.ErrorIs(t, err, store.ErrNotFound)

@@ -116,7 +116,7 @@ func multiInstance(t *testing.T, dbURL string) {
 	ctx := t.Context()
 	_, err := a.lk.CreateProject(ctx, "shared")
 	require.NoError(t, err)
-	_, err = b.lk.Users().Create(ctx, "shared", "ada@example.com", "pw-ada", nil)
+	_, err = b.lk.Users().Create(ctx, "shared", "ada@example.com", "pw-ada-secret", nil)
 	require.NoError(t, err)
 	createContact(t, a.lk.Store(), "shared", "Grace")
 
@@ -137,7 +137,7 @@ func multiInstance(t *testing.T, dbURL string) {
 
 	login := func(t *testing.T, in instance) tokenSet {
 		t.Helper()
-		st, body := in.call(t, "POST", "/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-ada"}`)
+		st, body := in.call(t, "POST", "/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-ada-secret"}`)
 		require.Equal(t, http.StatusOK, st, body)
 		var ts tokenSet
 		require.NoError(t, json.Unmarshal([]byte(body), &ts))
@@ -212,7 +212,7 @@ func multiInstance(t *testing.T, dbURL string) {
 			require.Equal(t, http.StatusUnauthorized, st, "attempt %d: %s", i+1, body)
 		}
 		for _, in := range []instance{a, b} {
-			st, body := in.call(t, "POST", "/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-ada"}`)
+			st, body := in.call(t, "POST", "/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-ada-secret"}`)
 			require.Equal(t, http.StatusTooManyRequests, st, fmt.Sprintf("after 10 failures split across instances: %s", body))
 			assert.Equal(t, "rate_limited", codeOf(body))
 		}

@@ -26,9 +26,9 @@ func TestReadOnlyDatabase_503(t *testing.T) {
 	ctx := t.Context()
 	_, err := a.lk.CreateProject(ctx, "shared")
 	require.NoError(t, err)
-	_, err = a.lk.Users().Create(ctx, "shared", "ada@example.com", "pw-ada", nil)
+	_, err = a.lk.Users().Create(ctx, "shared", "ada@example.com", "pw-ada-secret", nil)
 	require.NoError(t, err)
-	const loginBody = `{"email":"ada@example.com","password":"pw-ada"}`
+	const loginBody = `{"email":"ada@example.com","password":"pw-ada-secret"}`
 	st, body := a.call(t, "POST", "/v1/identity/login", "", loginBody)
 	require.Equal(t, http.StatusOK, st, body)
 	var ts tokenSet

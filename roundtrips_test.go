@@ -154,9 +154,9 @@ func TestContacts_OneRoundTripOnPostgres(t *testing.T) {
 	}
 	_, apiKey, err := lk.APIKeys().Create(ctx, "default", "counted")
 	require.NoError(t, err)
-	_, err = lk.Users().Create(ctx, "default", "ada@example.com", "pw-ada", nil)
+	_, err = lk.Users().Create(ctx, "default", "ada@example.com", "pw-ada-secret", nil)
 	require.NoError(t, err)
-	st1, body := srv.call(t, "POST", "/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-ada"}`)
+	st1, body := srv.call(t, "POST", "/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-ada-secret"}`)
 	require.Equal(t, http.StatusOK, st1, body)
 	var ts tokenSet
 	require.NoError(t, json.Unmarshal([]byte(body), &ts))
@@ -204,7 +204,7 @@ func TestContacts_RefusedFromNextRequestAcrossHandles(t *testing.T) {
 	_, err := a.lk.CreateProject(ctx, "shared")
 	require.NoError(t, err)
 	createContact(t, a.lk.Store(), "shared", "Secret Contact")
-	ada, err := a.lk.Users().Create(ctx, "shared", "ada@example.com", "pw-ada", nil)
+	ada, err := a.lk.Users().Create(ctx, "shared", "ada@example.com", "pw-ada-secret", nil)
 	require.NoError(t, err)
 
 	warm := func(t *testing.T, token string) {
@@ -226,7 +226,7 @@ func TestContacts_RefusedFromNextRequestAcrossHandles(t *testing.T) {
 	}
 	login := func(t *testing.T) tokenSet {
 		t.Helper()
-		st, body := a.call(t, "POST", "/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-ada"}`)
+		st, body := a.call(t, "POST", "/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-ada-secret"}`)
 		require.Equal(t, http.StatusOK, st, body)
 		var ts tokenSet
 		require.NoError(t, json.Unmarshal([]byte(body), &ts))

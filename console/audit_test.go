@@ -192,3 +192,30 @@ func TestConsole_AuditLog(t *testing.T) {
 		}
 	})
 }
+
+// TestConsole_AuditLogFirstSigningKey checks that a project's first signing
+// key is logged as created, and only later keys as rotated.
+func TestConsole_AuditLogFirstSigningKey(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	first, err := f.st.ActiveSigningKey(ctx, project)
+	require.NoError(t, err)
+	created := f.storedAudit(t, project, store.AuditFilter{Target: first.ID})
+	require.Len(t, created, 1)
+	assert.Equal(t, store.ActionSigningCreate, created[0].Action)
+
+	c := f.newClient(t, project)
+	formToken := c.mustSignIn()
+	form := url.Values{"form_token": {formToken}}
+	require.Less(t, c.post("rotate", form).status, 400)
+	second, err := f.st.ActiveSigningKey(ctx, project)
+	require.NoError(t, err)
+	rotated := f.storedAudit(t, project, store.AuditFilter{Target: second.ID})
+	require.Len(t, rotated, 1)
+	assert.Equal(t, store.ActionSigningRotate, rotated[0].Action)
+
+	_, actions, _ := c.listedAudit("audit?target=" + first.ID)
+	assert.Equal(t, []string{store.ActionSigningCreate}, actions)
+	assert.Contains(t, c.get("audit?target="+first.ID).body, ">Signing key created</a>")
+	assert.Contains(t, c.get("audit?target="+second.ID).body, ">Signing key rotated</a>")
+}

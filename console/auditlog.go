@@ -19,6 +19,7 @@ var auditActions = []struct{ Action, Label string }{
 	{store.ActionAPIKeyCreate, "API key created"},
 	{store.ActionAPIKeyRevoke, "API key revoked"},
 	{store.ActionAPIKeyRoll, "API key rolled"},
+	{store.ActionSigningCreate, "Signing key created"},
 	{store.ActionSigningRotate, "Signing key rotated"},
 	{store.ActionSigningRetire, "Signing key retired"},
 	{store.ActionUserCreate, "User created"},

@@ -162,6 +162,14 @@ func TestConsole_SignIn(t *testing.T) {
 		}
 	})
 
+	t.Run("the form says what the console offers", func(t *testing.T) {
+		r := f.newClient(t, project).get("signin")
+		require.Equal(t, http.StatusOK, r.status)
+		for _, s := range []string{"API keys", "signing keys", "users", "audit log"} {
+			assert.Contains(t, r.body, s)
+		}
+	})
+
 	t.Run("wrong password and unknown email look the same", func(t *testing.T) {
 		c := f.newClient(t, project)
 		wrong := c.signIn(adminEmail, "not the password")

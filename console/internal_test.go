@@ -134,7 +134,8 @@ func TestNewPager(t *testing.T) {
 }
 
 func TestMessagesMatchLimits(t *testing.T) {
-	assert.Contains(t, msgBadPassword, strconv.Itoa(identity.MaxPasswordLen))
+	assert.Equal(t, "Password shorter than "+strconv.Itoa(identity.MinPasswordChars)+" characters.", passwordError("short"))
+	assert.Equal(t, "Password longer than "+strconv.Itoa(identity.MaxPasswordLen)+" bytes.", passwordError(strings.Repeat("p", identity.MaxPasswordLen+1)))
 	assert.Contains(t, msgSearchTooLong, strconv.Itoa(store.MaxEmailLen))
 }
 
@@ -155,7 +156,7 @@ func TestActionLabels(t *testing.T) {
 		assert.Equal(t, a.Label, label)
 	}
 	for _, a := range []string{store.ActionSignIn, store.ActionSignInFailed, store.ActionSignOut, store.ActionAPIKeyCreate,
-		store.ActionAPIKeyRevoke, store.ActionSigningRotate, store.ActionSigningRetire, store.ActionUserCreate,
+		store.ActionAPIKeyRevoke, store.ActionSigningCreate, store.ActionSigningRotate, store.ActionSigningRetire, store.ActionUserCreate,
 		store.ActionUserUpdate, store.ActionUserPassword, store.ActionUserDisable, store.ActionUserEnable,
 		store.ActionSessionLogout, store.ActionSessionReplayed} {
 		assert.True(t, seen[a], "the filter offers %s", a)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 )
@@ -18,7 +19,6 @@ import (
 // by the store's checks (store.ArgError).
 const (
 	msgTakenEmail    = "This project already has a user with this email."
-	msgBadPassword   = "The password is too long: at most 1024 bytes."
 	msgSearchTooLong = "Search for at most 254 characters."
 	msgSelfAdmin     = "You cannot remove your own admin tag: you would lose access to the console at your next click. Another administrator can remove it."
 	msgSelfDisable   = "You cannot disable your own account: it would sign you out of the console at once. Another administrator can disable it."
@@ -96,6 +96,15 @@ func argReason(err error) string {
 	return strings.ToUpper(ae.Reason[:1]) + ae.Reason[1:] + "."
 }
 
+// passwordError says what the password policy (identity.CheckPassword)
+// finds wrong with password, in the words of the pages.
+func passwordError(password string) string {
+	if err := identity.CheckPassword(password); err != nil {
+		return argReason(err)
+	}
+	return "This password is not accepted."
+}
+
 // generatePassword returns a new random password: 128 bits, as 26
 // characters of base32.
 func generatePassword() string { return rand.Text() }
@@ -158,7 +167,7 @@ func (h *Handler) createUser(c *call) {
 		form.EmailError = argReason(store.CheckEmail(form.Email))
 		form.TagsError = argReason(store.CheckTags(tags))
 		if form.EmailError == "" && form.TagsError == "" {
-			form.PasswordError = msgBadPassword
+			form.PasswordError = passwordError(password)
 		}
 		h.renderUsers(c, http.StatusBadRequest, form)
 		return
@@ -274,7 +283,7 @@ func (h *Handler) setUserPassword(c *call) {
 	err := h.deps.Users.SetPassword(c.r.Context(), c.project, u.ID, password)
 	switch {
 	case errors.Is(err, store.ErrInvalid):
-		h.renderUser(c, http.StatusBadRequest, userData{Tags: strings.Join(u.Tags, ", "), PasswordError: msgBadPassword}, u)
+		h.renderUser(c, http.StatusBadRequest, userData{Tags: strings.Join(u.Tags, ", "), PasswordError: passwordError(password)}, u)
 		return
 	case errors.Is(err, store.ErrNotFound):
 		h.noSuchUser(c)

@@ -166,7 +166,8 @@ func TestConsole_CreateUser(t *testing.T) {
 			{"bad tags", url.Values{"email": {"erin@acme.test"}, "tags": {"ok, not!ok"}}, http.StatusBadRequest, "A tag may hold only letters, digits and - _ . :", `value="erin@acme.test"`},
 			{"a tag too long", url.Values{"email": {"erin@acme.test"}, "tags": {strings.Repeat("t", 65)}}, http.StatusBadRequest, "A tag must be 1 to 64 characters.", ""},
 			{"too many tags", url.Values{"email": {"erin@acme.test"}, "tags": {manyTags(store.MaxTags + 1)}}, http.StatusBadRequest, "More than 32 tags.", ""},
-			{"long password", url.Values{"email": {"erin@acme.test"}, "password": {strings.Repeat("p", identity.MaxPasswordLen+1)}}, http.StatusBadRequest, "The password is too long", ""},
+			{"long password", url.Values{"email": {"erin@acme.test"}, "password": {strings.Repeat("p", identity.MaxPasswordLen+1)}}, http.StatusBadRequest, "Password longer than 1024 bytes.", ""},
+			{"short password", url.Values{"email": {"erin@acme.test"}, "password": {"pppp"}}, http.StatusBadRequest, "Password shorter than 8 characters.", `value="erin@acme.test"`},
 			{"taken email", url.Values{"email": {"ADMIN@acme.test"}}, http.StatusConflict, "This project already has a user with this email.", ""},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -241,7 +242,12 @@ func TestConsole_ChangeUser(t *testing.T) {
 
 		r = post("user-password", url.Values{"id": {dev.ID}, "password": {strings.Repeat("x", identity.MaxPasswordLen+1)}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Contains(t, r.body, "The password is too long")
+		assert.Contains(t, r.body, "Password longer than 1024 bytes.")
+		f.apiLogin(t, project, devEmail, generated)
+		r = post("user-password", url.Values{"id": {dev.ID}, "password": {"1234567"}})
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		assert.Contains(t, r.body, "Password shorter than 8 characters.")
+		assert.NotContains(t, r.body, "1234567", "a refused password is not echoed")
 		f.apiLogin(t, project, devEmail, generated)
 		assert.NotContains(t, f.logs.String(), generated)
 	})

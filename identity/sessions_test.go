@@ -239,22 +239,22 @@ func TestUsers_CreateChecks(t *testing.T) {
 		email, password string
 		tags            []string
 	}{
-		"not an email":     {"notanemail", "pw", nil},
-		"empty email":      {"  ", "pw", nil},
+		"not an email":     {"notanemail", "password", nil},
+		"empty email":      {"  ", "password", nil},
 		"empty password":   {"a@example.com", "", nil},
 		"long password":    {"a@example.com", strings.Repeat("p", identity.MaxPasswordLen+1), nil},
-		"empty tag":        {"a@example.com", "pw", []string{"admin", ""}},
-		"tag with a space": {"a@example.com", "pw", []string{"Ops Team"}},
+		"empty tag":        {"a@example.com", "password", []string{"admin", ""}},
+		"tag with a space": {"a@example.com", "password", []string{"Ops Team"}},
 	} {
 		_, err := users.Create(ctx, "default", c.email, c.password, c.tags)
 		assert.ErrorIs(t, err, store.ErrInvalid, name)
 	}
 	release()
-	u, err := users.Create(ctx, "default", "  Ann@Example.com ", "pw", nil)
+	u, err := users.Create(ctx, "default", "  Ann@Example.com ", "password", nil)
 	require.NoError(t, err)
 	assert.Equal(t, "Ann@Example.com", u.Email, "trimmed")
 	assert.Equal(t, []string{}, u.Tags)
-	_, err = users.Create(ctx, "default", "ann@example.COM", "pw", nil)
+	_, err = users.Create(ctx, "default", "ann@example.COM", "password", nil)
 	assert.ErrorIs(t, err, store.ErrConflict)
 	page, err := users.List(ctx, "default", "", paginateAll())
 	require.NoError(t, err)

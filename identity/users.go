@@ -58,23 +58,11 @@ func NewUsers(st store.UserStore, h *Hasher, opts *UsersOptions) *Users {
 		disabled: telemetry.NewRevocations(telemetry.Meter(o.MeterProvider))}
 }
 
-// checkPassword returns an error matching store.ErrInvalid for a password a
-// user cannot be given: empty, or longer than MaxPasswordLen bytes (which
-// sign-in refuses without hashing).
-func checkPassword(password string) error {
-	switch {
-	case password == "":
-		return &store.ArgError{Reason: "empty password"}
-	case len(password) > MaxPasswordLen:
-		return &store.ArgError{Reason: fmt.Sprintf("password longer than %d bytes", MaxPasswordLen)}
-	}
-	return nil
-}
-
 // Create creates a user of the project with the given email (trimmed),
 // password (hashed with argon2id) and tags. It returns an error matching
 // store.ErrInvalid for an email, tags or password the store's checks or
-// checkPassword refuse (before any hashing), store.ErrNotFound for an
+// the password policy (CheckPassword: then it also matches
+// ErrPasswordPolicy) refuse, before any hashing, store.ErrNotFound for an
 // unknown project and store.ErrConflict when the project has a user with
 // that email, compared case-insensitively.
 func (us *Users) Create(ctx context.Context, projectID, email, password string, tags []string) (store.User, error) {
@@ -82,7 +70,7 @@ func (us *Users) Create(ctx context.Context, projectID, email, password string, 
 	if tags == nil {
 		tags = []string{}
 	}
-	if err := errors.Join(store.CheckEmail(email), store.CheckTags(tags), checkPassword(password)); err != nil {
+	if err := errors.Join(store.CheckEmail(email), store.CheckTags(tags), CheckPassword(password)); err != nil {
 		return store.User{}, err
 	}
 	hash, err := us.hasher.Hash(ctx, password)
@@ -138,10 +126,11 @@ func (us *Users) SetTags(ctx context.Context, projectID, id string, tags []strin
 }
 
 // SetPassword gives the user a new password. Sessions already started go
-// on. It returns an error matching store.ErrInvalid for a password
-// checkPassword refuses and store.ErrNotFound for an unknown user.
+// on. It returns an error matching store.ErrInvalid and ErrPasswordPolicy
+// for a password CheckPassword refuses and store.ErrNotFound for an unknown
+// user.
 func (us *Users) SetPassword(ctx context.Context, projectID, id, password string) error {
-	if err := checkPassword(password); err != nil {
+	if err := CheckPassword(password); err != nil {
 		return err
 	}
 	hash, err := us.hasher.Hash(ctx, password)
@@ -153,6 +142,33 @@ func (us *Users) SetPassword(ctx context.Context, projectID, id, password string
 	}
 	us.audit.Record(ctx, projectID, store.ActionUserPassword, id)
 	return nil
+}
+
+// ResetPassword gives the user a new password and ends every session of
+// theirs at once, on every instance (refresh tokens and login tokens
+// alike, as Disable does, but the user stays enabled), and returns the user
+// as stored. The audit log records it as a password set
+// (store.ActionUserPassword). It returns an error matching
+// store.ErrInvalid and ErrPasswordPolicy for a password CheckPassword
+// refuses (before any change) and store.ErrNotFound for an unknown user.
+func (us *Users) ResetPassword(ctx context.Context, projectID, id, password string) (store.User, error) {
+	if err := CheckPassword(password); err != nil {
+		return store.User{}, err
+	}
+	hash, err := us.hasher.Hash(ctx, password)
+	if err != nil {
+		return store.User{}, fmt.Errorf("identity: hashing the password: %w", err)
+	}
+	// The hash first: a session started with the old password before it
+	// changed is ended by the next call.
+	if err := us.st.SetPasswordHash(ctx, projectID, id, hash); err != nil {
+		return store.User{}, fmt.Errorf("identity: setting the password: %w", err)
+	}
+	if err := us.st.EndUserSessions(ctx, projectID, id, us.now()); err != nil {
+		return store.User{}, fmt.Errorf("identity: ending the sessions: %w", err)
+	}
+	us.audit.Record(ctx, projectID, store.ActionUserPassword, id)
+	return us.st.GetUser(ctx, projectID, id)
 }
 
 // Disable disables the user now and returns the user as stored: they can no

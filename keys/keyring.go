@@ -140,7 +140,9 @@ func (k *Keyring) Rotate(ctx context.Context, projectID string) (store.SigningKe
 // KeyringOptions.Algorithm when it has none) and makes it the project's
 // active key: the tokens minted from now on carry its id as kid and alg as
 // alg. Older keys keep verifying, each with its own algorithm, until they
-// are retired. Creating a project rotates once to give it its first key.
+// are retired. Creating a project rotates once to give it its first key;
+// the audit log records a project's first key as store.ActionSigningCreate,
+// every later one as store.ActionSigningRotate.
 // It returns the stored record (whose EncryptedPrivateKey is the sealed
 // private key), an error matching ErrUnknownAlgorithm for another alg, or
 // the store's error, such as one matching store.ErrNotFound for an unknown
@@ -157,6 +159,7 @@ func (k *Keyring) RotateTo(ctx context.Context, projectID, alg string) (store.Si
 	// new key is strictly newer than the current one even when the clock
 	// has not advanced (or stepped back), so Rotate always switches.
 	active, err := k.st.ActiveSigningKey(ctx, projectID)
+	action := store.ActionSigningRotate
 	switch {
 	case err == nil:
 		if !created.After(active.CreatedAt) {
@@ -167,6 +170,9 @@ func (k *Keyring) RotateTo(ctx context.Context, projectID, alg string) (store.Si
 		}
 	case !errors.Is(err, store.ErrNotFound):
 		return store.SigningKey{}, fmt.Errorf("keys: rotate: %w", err)
+	default:
+		// The project's first key: created, not rotated.
+		action = store.ActionSigningCreate
 	}
 	if alg == "" {
 		alg = k.alg
@@ -189,7 +195,7 @@ func (k *Keyring) RotateTo(ctx context.Context, projectID, alg string) (store.Si
 		return store.SigningKey{}, fmt.Errorf("keys: rotate: %w", err)
 	}
 	k.cachePrivate(projectID, kid, priv)
-	k.audit.Record(ctx, projectID, store.ActionSigningRotate, kid)
+	k.audit.Record(ctx, projectID, action, kid)
 	return rec, nil
 }
 

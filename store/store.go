@@ -68,6 +68,15 @@ type UserStore interface {
 	// enabled user succeeds. It returns an error matching ErrNotFound for
 	// an unknown user.
 	EnableUser(ctx context.Context, projectID, id string) error
+	// EndUserSessions ends every session of the user at at, in one atomic
+	// write, as DisableUser does but leaving the user enabled: every
+	// session of the user that is not revoked is revoked at at, every
+	// console session of the user is deleted, and one revocation of kind
+	// RevokedUser is added to the project's feed (so that verifiers
+	// following the feed refuse the user's login tokens issued up to at).
+	// Sessions started afterwards are live. It returns an error matching
+	// ErrNotFound for an unknown user and ErrInvalid for a zero at.
+	EndUserSessions(ctx context.Context, projectID, id string, at time.Time) error
 }
 
 // ContactStore creates and lists contacts.
@@ -234,7 +243,7 @@ type RefreshStore interface {
 // RevocationStore lists the revocation feed: what stopped being valid, in
 // the order it did. The items are added by the revoking methods
 // (RevokeAPIKey, RetireSigningKey, RevokeRefreshFamily, RotateRefresh on a
-// replay, DisableUser) in the same atomic write as the revocation.
+// replay, DisableUser, EndUserSessions) in the same atomic write as the revocation.
 type RevocationStore interface {
 	// ListRevocations returns at most req.Limit revocations of the project
 	// that sort strictly after req.After, in ascending (RevokedAt, ID)

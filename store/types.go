@@ -256,9 +256,10 @@ const (
 	// RevokedSession: a session ended by logout or replay; Subject is the
 	// family id (the login tokens' sid).
 	RevokedSession RevocationKind = "session"
-	// RevokedUser: a user was disabled, ending every session of theirs and
-	// every login token issued to them up to RevokedAt; Subject is the user
-	// id.
+	// RevokedUser: a user was disabled, or their sessions were ended
+	// (EndUserSessions: a password reset), ending every session of theirs
+	// and every login token issued to them up to RevokedAt; Subject is the
+	// user id.
 	RevokedUser RevocationKind = "user"
 )
 
@@ -337,6 +338,7 @@ const (
 	ActionAPIKeyCreate    = "apikey.create"
 	ActionAPIKeyRevoke    = "apikey.revoke"
 	ActionAPIKeyRoll      = "apikey.roll"
+	ActionSigningCreate   = "signingkey.create"
 	ActionSigningRotate   = "signingkey.rotate"
 	ActionSigningRetire   = "signingkey.retire"
 	ActionUserCreate      = "user.create"

@@ -19,6 +19,7 @@ func revocationCases() []testCase {
 		{"SessionRevoke", testFeedSessionRevoke},
 		{"SessionReplay", testFeedSessionReplay},
 		{"UserDisable", testFeedUserDisable},
+		{"UserEndSessions", testFeedUserEndSessions},
 		{"FailedCallsAddNothing", testFeedFailedCallsAddNothing},
 		{"Order", testFeedOrder},
 		{"Pages", testFeedPages},

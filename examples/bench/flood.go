@@ -136,6 +136,10 @@ func mark(ok bool) string {
 func floodOnce(c config, bin, dir, script string, s floodScenario) (floodResult, error) {
 	r := floodResult{scenario: s, duration: c.duration}
 	data := filepath.Join(dir, "data")
+	// The other commands need an existing deployment.
+	if _, err := runCLI(bin, data, "project", "create", "flood"); err != nil {
+		return r, err
+	}
 	if _, err := runCLIInput(bin, data, "correct horse battery staple\n", "user", "create", "-project", "default", "-email", "victim@example.com"); err != nil {
 		return r, err
 	}

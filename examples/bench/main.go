@@ -184,6 +184,10 @@ func run(c config) error {
 	defer cleanup()
 	data := filepath.Join(work, "data")
 	cli := func(args ...string) (map[string]any, error) { return runCLI(bin, data, args...) }
+	// The other commands need an existing deployment.
+	if _, err := cli("project", "create", "bench"); err != nil {
+		return err
+	}
 
 	fmt.Printf("seeding %d contacts ...\n", c.contacts)
 	start := time.Now()

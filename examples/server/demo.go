@@ -20,6 +20,10 @@ const (
 	demoContacts = 1000
 )
 
+// consoleOffers names what the web console offers, as the demo's banner
+// lists it.
+const consoleOffers = "API keys, Signing keys, Users, Audit log"
+
 // seedDemo seeds, once, the demo data in project default: 1,000 contacts and
 // the admin user demoEmail with a random password. The user is created last
 // and marks the seeding as done, so a later -demo seeds nothing. It prints
@@ -34,8 +38,8 @@ func seedDemo(ctx context.Context, env *env, inst *instance, sf *storeFlags, bas
 			return err
 		}
 		fmt.Fprintf(env.stderr, "\nDemo data already present: user %s in project %s; its password was printed when it was created.\n"+
-			"The web console: %s/console/\n"+
-			"Set PASSWORD to it before pasting the lines below.\n\n%s\n", demoEmail, project, baseURL, curlLines(baseURL, sf, `$PASSWORD`))
+			"The web console (%s): %s/console/\n"+
+			"Set PASSWORD to it before pasting the lines below.\n\n%s\n", demoEmail, project, consoleOffers, baseURL, curlLines(baseURL, sf, `$PASSWORD`))
 		return nil
 	case !errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("demo: %w", err)
@@ -54,8 +58,8 @@ func seedDemo(ctx context.Context, env *env, inst *instance, sf *storeFlags, bas
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stderr, "\nDemo data seeded in project %s: %d contacts and the admin user\n\n    email:    %s\n    password: %s   (shown once)\n\nThe web console (API keys, signing keys): %s/console/ (sign in with the user above)\n\nTry the API (paste into a POSIX shell):\n\n%s\n",
-		project, demoContacts, demoEmail, password, baseURL, curlLines(baseURL, sf, password))
+	fmt.Fprintf(env.stderr, "\nDemo data seeded in project %s: %d contacts and the admin user\n\n    email:    %s\n    password: %s   (shown once)\n\nThe web console (%s): %s/console/ (sign in with the user above)\n\nTry the API (paste into a POSIX shell):\n\n%s\n",
+		project, demoContacts, demoEmail, password, consoleOffers, baseURL, curlLines(baseURL, sf, password))
 	return nil
 }
 

@@ -378,7 +378,7 @@ func TestE2E_paging237(t *testing.T) {
 }
 
 func TestE2E_pagingWhileAnotherProcessInserts(t *testing.T) {
-	dir := t.TempDir()
+	dir := newDataDir(t)
 	ok(t, dir, "", "contact seed", "-project", "default", "-n", "60")
 	token := ok(t, dir, "", "key create", "-project", "default", "-name", "k")[0]["token"].(string)
 	s := startServer(t, dir)
@@ -394,7 +394,7 @@ func TestE2E_pagingWhileAnotherProcessInserts(t *testing.T) {
 }
 
 func TestE2E_limitsAndCursors(t *testing.T) {
-	dir := t.TempDir()
+	dir := newDataDir(t)
 	ok(t, dir, "", "contact seed", "-project", "default", "-n", "150")
 	token := ok(t, dir, "", "key create", "-project", "default", "-name", "k")[0]["token"].(string)
 	s := startServer(t, dir)
@@ -428,14 +428,14 @@ func TestE2E_projectIsolation(t *testing.T) {
 	dir := t.TempDir()
 	for _, p := range []string{"a", "b"} {
 		ok(t, dir, "", "project create", p)
-		ok(t, dir, "pw-"+p+"\n", "user create", "-project", p, "-email", "ada@example.com")
+		ok(t, dir, "pw-"+p+"-secret\n", "user create", "-project", p, "-email", "ada@example.com")
 		ok(t, dir, "", "contact create", "-project", p, "-name", "contact of "+p)
 	}
 	keyA := ok(t, dir, "", "key create", "-project", "a", "-name", "k")[0]["token"].(string)
 	s := startServer(t, dir)
 
-	loginA, _ := s.login("/p/a", "ada@example.com", "pw-a")
-	loginB, _ := s.login("/p/b", "ada@example.com", "pw-b")
+	loginA, _ := s.login("/p/a", "ada@example.com", "pw-a-secret")
+	loginB, _ := s.login("/p/b", "ada@example.com", "pw-b-secret")
 	assert.Equal(t, "contact of a", s.list("/p/a", loginA, "").Data[0].Name)
 	assert.Equal(t, "contact of a", s.list("/p/a", keyA, "").Data[0].Name)
 	assert.Equal(t, "contact of b", s.list("/p/b", loginB, "").Data[0].Name)
@@ -445,9 +445,9 @@ func TestE2E_projectIsolation(t *testing.T) {
 		s.problem("GET", "/v1/contacts", tok, http.StatusUnauthorized, "invalid_token")
 	}
 	// A's password does not open B, and A's refresh token does not refresh in B.
-	r := s.do("POST", "/p/b/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-a"}`)
+	r := s.do("POST", "/p/b/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-a-secret"}`)
 	assert.Equal(t, http.StatusUnauthorized, r.status)
-	_, refreshA := s.login("/p/a", "ada@example.com", "pw-a")
+	_, refreshA := s.login("/p/a", "ada@example.com", "pw-a-secret")
 	r = s.do("POST", "/p/b/v1/identity/refresh", "", `{"refresh_token":"`+refreshA+`"}`)
 	assert.Equal(t, http.StatusUnauthorized, r.status)
 	r = s.do("POST", "/p/a/v1/identity/refresh", "", `{"refresh_token":"`+refreshA+`"}`)
@@ -490,8 +490,8 @@ func TestE2E_projectCreatedByTheCLIIsServedAtOnce(t *testing.T) {
 	ok(t, dir, "", "project create", "fresh")
 	r := s.do("GET", "/p/fresh/.well-known/jwks.json", "", "")
 	require.Equal(t, http.StatusOK, r.status, string(r.body))
-	ok(t, dir, "secret\n", "user create", "-project", "fresh", "-email", "new@example.com", "-tags", "admin, ops")
-	tok, _ := s.login("/p/fresh", "new@example.com", "secret")
+	ok(t, dir, "secret-of-new\n", "user create", "-project", "fresh", "-email", "new@example.com", "-tags", "admin, ops")
+	tok, _ := s.login("/p/fresh", "new@example.com", "secret-of-new")
 	assert.Empty(t, s.list("/p/fresh", tok, "").Data)
 }
 
@@ -505,7 +505,7 @@ func TestE2E_healthz(t *testing.T) {
 }
 
 func TestE2E_requestLogNeverHoldsSecrets(t *testing.T) {
-	dir := t.TempDir()
+	dir := newDataDir(t)
 	ok(t, dir, "hunter2-password\n", "user create", "-project", "default", "-email", "ada@example.com")
 	s := startServer(t, dir)
 	access, refresh := s.login("", "ada@example.com", "hunter2-password")
@@ -584,12 +584,12 @@ func TestE2E_requestID(t *testing.T) {
 }
 
 func TestE2E_gracefulShutdown(t *testing.T) {
-	dir := t.TempDir()
-	ok(t, dir, "pw\n", "user create", "-project", "default", "-email", "ada@example.com")
+	dir := newDataDir(t)
+	ok(t, dir, "pw-of-ada\n", "user create", "-project", "default", "-email", "ada@example.com")
 	s := startServer(t, dir)
 
 	// A request in flight: headers and half the body sent.
-	body := `{"email":"ada@example.com","password":"pw"}`
+	body := `{"email":"ada@example.com","password":"pw-of-ada"}`
 	conn, err := net.Dial("tcp", strings.TrimPrefix(s.base, "http://"))
 	require.NoError(t, err)
 	defer conn.Close()
@@ -634,7 +634,9 @@ func TestE2E_masterKey(t *testing.T) {
 	dir2 := t.TempDir()
 	random := make([]byte, 32)
 	_, _ = rand.Read(random)
-	res := cliEnv(t, dir2, "", []string{masterKeyEnv + "=" + base64.StdEncoding.EncodeToString(random)}, "key create", "-project", "default", "-name", "k")
+	res := cliEnv(t, dir2, "", []string{masterKeyEnv + "=" + base64.StdEncoding.EncodeToString(random)}, "project create", "mk2")
+	require.Equal(t, 0, res.code, res.stderr)
+	res = cliEnv(t, dir2, "", []string{masterKeyEnv + "=" + base64.StdEncoding.EncodeToString(random)}, "key create", "-project", "default", "-name", "k")
 	require.Equal(t, 0, res.code, res.stderr)
 	_, err = os.Stat(filepath.Join(dir2, "master.key"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
@@ -656,13 +658,13 @@ func TestE2E_masterKey(t *testing.T) {
 	ok(t, dir, "", "key list", "-project", "default")
 
 	// A key of zero bytes is a key never set: refused, with a clear message.
-	res = cliEnv(t, t.TempDir(), "", []string{masterKeyEnv + "=" + strings.Repeat("A", 43) + "="}, "key list", "-project", "default")
+	res = cliEnv(t, t.TempDir(), "", []string{masterKeyEnv + "=" + strings.Repeat("A", 43) + "="}, "project create", "zero")
 	assert.Equal(t, 1, res.code)
 	assert.Contains(t, res.stderr, "all zero")
 }
 
 func TestE2E_commandLineErrors(t *testing.T) {
-	dir := t.TempDir()
+	dir := newDataDir(t)
 	cases := []struct {
 		name  string
 		stdin string
@@ -681,8 +683,8 @@ func TestE2E_commandLineErrors(t *testing.T) {
 		{"unknown database", "", []string{"key", "list", "-data", dir, "-db", "redis://x", "-project", "default"}, 2},
 		{"empty db", "", []string{"key", "list", "-data", dir, "-db", "", "-project", "default"}, 2},
 		{"not a number", "", []string{"contact", "seed", "-data", dir, "-project", "default", "-n", "abc"}, 2},
-		{"not an email", "pw\n", []string{"user", "create", "-data", dir, "-project", "default", "-email", "notanemail"}, 2},
-		{"malformed tags", "pw\n", []string{"user", "create", "-data", dir, "-project", "default", "-email", "t@example.com", "-tags", "admin,,Ops Team"}, 2},
+		{"not an email", "pw-long-enough\n", []string{"user", "create", "-data", dir, "-project", "default", "-email", "notanemail"}, 2},
+		{"malformed tags", "pw-long-enough\n", []string{"user", "create", "-data", dir, "-project", "default", "-email", "t@example.com", "-tags", "admin,,Ops Team"}, 2},
 		{"long contact name", "", []string{"contact", "create", "-data", dir, "-project", "default", "-name", strings.Repeat("n", 1000)}, 2},
 		{"bidi key name", "", []string{"key", "create", "-data", dir, "-project", "default", "-name", "invoice\u202egnp.exe"}, 2},
 	}
@@ -704,8 +706,8 @@ func TestE2E_commandLineErrors(t *testing.T) {
 	res := cli(t, dir, "", "project create", "dup")
 	assert.Equal(t, 1, res.code)
 	assert.Contains(t, res.stderr, "already exists")
-	ok(t, dir, "pw\n", "user create", "-project", "dup", "-email", "a@example.com")
-	res = cli(t, dir, "pw\n", "user create", "-project", "dup", "-email", "A@example.com")
+	ok(t, dir, "pw-of-a-user\n", "user create", "-project", "dup", "-email", "a@example.com")
+	res = cli(t, dir, "pw-of-a-user\n", "user create", "-project", "dup", "-email", "A@example.com")
 	assert.Equal(t, 1, res.code)
 }
 
@@ -727,6 +729,7 @@ func TestE2E_demo(t *testing.T) {
 	assert.Len(t, ids, 1000)
 	require.NoError(t, s.stop())
 	assert.Contains(t, s.stderr.String(), "curl")
+	assert.Contains(t, s.stderr.String(), "The web console (API keys, Signing keys, Users, Audit log): "+s.base+"/console/")
 
 	// A second -demo run seeds nothing and shows no password.
 	s = startServer(t, dir, "-demo")
@@ -739,6 +742,8 @@ func TestE2E_demo(t *testing.T) {
 	assert.NotContains(t, s.stderr.String(), password)
 	tok, _ = s.login("", "admin@example.com", password)
 	assert.Len(t, s.pageAll("", tok, 100, nil), 1000)
+	require.NoError(t, s.stop())
+	assert.Contains(t, s.stderr.String(), "The web console (API keys, Signing keys, Users, Audit log): "+s.base+"/console/")
 }
 
 func TestE2E_demoWalkthroughAsPasted(t *testing.T) {
@@ -826,7 +831,7 @@ func TestE2E_mysqlTwoInstances(t *testing.T) {
 func twoInstances(t *testing.T, db string) {
 	dir := t.TempDir() // only the master key lives here
 	ok(t, dir, "", "project create", "-db", db, "shared")
-	ok(t, dir, "pw\n", "user create", "-db", db, "-project", "shared", "-email", "ada@example.com")
+	ok(t, dir, "pw-of-ada\n", "user create", "-db", db, "-project", "shared", "-email", "ada@example.com")
 	ok(t, dir, "", "contact seed", "-db", db, "-project", "shared", "-n", "120")
 	key := ok(t, dir, "", "key create", "-db", db, "-project", "shared", "-name", "k")[0]
 	s1 := startServer(t, dir, "-db", db)
@@ -839,7 +844,7 @@ func twoInstances(t *testing.T, db string) {
 	require.Equal(t, ids1, ids2)
 
 	// Logged in on one instance, refreshed on the other.
-	access, refresh := s1.login("/p/shared", "ada@example.com", "pw")
+	access, refresh := s1.login("/p/shared", "ada@example.com", "pw-of-ada")
 	require.Len(t, s2.list("/p/shared", access, "?limit=3").Data, 3)
 	r := s2.do("POST", "/p/shared/v1/identity/refresh", "", `{"refresh_token":"`+refresh+`"}`)
 	require.Equal(t, http.StatusOK, r.status, string(r.body))

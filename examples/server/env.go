@@ -14,6 +14,9 @@ type env struct {
 	out    *output
 	stderr io.Writer
 	getenv func(string) string
+	// creates is set for the commands that may create the store's data
+	// when there is none (see createsData); the others refuse to run.
+	creates bool
 }
 
 // output writes JSON values to stdout, one per line.
@@ -49,7 +52,7 @@ func newFlags(env *env, name string) *flag.FlagSet {
 func parse(fs *flag.FlagSet, args []string, positional ...string) error {
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			return err
+			return &helpRequest{fs: fs}
 		}
 		return usagef(fs.Name(), "%v", err)
 	}

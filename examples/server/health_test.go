@@ -78,7 +78,7 @@ func TestE2E_healthzReadOnlyPostgres(t *testing.T) {
 	db := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "-db", db, "acme")
-	ok(t, dir, "pw\n", "user create", "-db", db, "-project", "acme", "-email", "ada@example.com")
+	ok(t, dir, "pw-of-ada\n", "user create", "-db", db, "-project", "acme", "-email", "ada@example.com")
 	s := startServer(t, dir, "-db", db)
 	healthz := func(s *server) (int, string) {
 		r := s.do("GET", "/healthz", "", "")
@@ -94,7 +94,7 @@ func TestE2E_healthzReadOnlyPostgres(t *testing.T) {
 		15*time.Second, 50*time.Millisecond, "/healthz on a database that cannot write")
 	_, body = healthz(s)
 	assert.JSONEq(t, `{"status":"unavailable"}`, body, "reveals nothing else")
-	r := s.do("POST", "/p/acme/v1/identity/login", "", `{"email":"ada@example.com","password":"pw"}`)
+	r := s.do("POST", "/p/acme/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-of-ada"}`)
 	assert.Equal(t, http.StatusServiceUnavailable, r.status, string(r.body))
 	assert.NotEmpty(t, r.header.Get("Retry-After"))
 
@@ -109,7 +109,7 @@ func TestE2E_healthzReadOnlyPostgres(t *testing.T) {
 		require.Eventually(t, func() bool { st, _ := healthz(srv); return st == http.StatusOK },
 			15*time.Second, 50*time.Millisecond, "/healthz once the database takes writes again")
 	}
-	r = s.do("POST", "/p/acme/v1/identity/login", "", `{"email":"ada@example.com","password":"pw"}`)
+	r = s.do("POST", "/p/acme/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-of-ada"}`)
 	assert.Equal(t, http.StatusOK, r.status, string(r.body))
 }
 

@@ -14,6 +14,7 @@
 //	user disable   [-data DIR] [-db URL] -project P -email E
 //	user enable    [-data DIR] [-db URL] -project P -email E
 //	user list      [-data DIR] [-db URL] -project P [-email-prefix S]
+//	user set-password [-data DIR] [-db URL] -project P -email E   (password: first line of stdin; ends the user's sessions)
 //	contact create [-data DIR] [-db URL] -project P -name N
 //	contact seed   [-data DIR] [-db URL] -project P -n N
 //	key create     [-data DIR] [-db URL] [-public-url URL] -project P -name N
@@ -23,7 +24,12 @@
 //
 // Flags come before positional arguments. Every command prints JSON, one
 // object per line, on stdout; errors go to stderr with exit status 1 (2 for
-// a usage error).
+// a usage error). COMMAND -h prints the command's usage and flags, with
+// their defaults, on stderr.
+//
+// Only serve and project create start a new deployment where -data or -db
+// holds none; every other command then fails, saying where it looked, and
+// creates nothing (no directory, master key or database).
 //
 // # Storage and master key
 //
@@ -139,6 +145,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
+		var help *helpRequest
+		if errors.As(err, &help) {
+			help.print(stderr)
+		}
 		return 0
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(stderr, "latchkey: %v\n", err)
@@ -162,6 +172,7 @@ const usageText = `usage:
   server user disable   [-data DIR] [-db URL] -project P -email E
   server user enable    [-data DIR] [-db URL] -project P -email E
   server user list      [-data DIR] [-db URL] -project P [-email-prefix S]
+  server user set-password [-data DIR] [-db URL] -project P -email E   (password: first line of stdin; ends the user's sessions)
   server contact create [-data DIR] [-db URL] -project P -name N
   server contact seed   [-data DIR] [-db URL] -project P -n N
   server key create     [-data DIR] [-db URL] [-public-url URL] -project P -name N [-scope S]... [-expires-in D]
@@ -189,6 +200,8 @@ func lookup(name string) command {
 		return cmdUserDisable
 	case "user enable":
 		return cmdUserEnable
+	case "user set-password":
+		return cmdUserSetPassword
 	case "user list":
 		return cmdUserList
 	case "audit list":
@@ -220,6 +233,7 @@ func dispatch(ctx context.Context, env *env, args []string) error {
 			fmt.Fprint(env.stderr, usageText)
 			return flag.ErrHelp
 		}
+		env.creates = createsData("serve")
 		return cmdServe(ctx, env, args)
 	}
 	if args[0] == "help" {
@@ -227,10 +241,12 @@ func dispatch(ctx context.Context, env *env, args []string) error {
 		return nil
 	}
 	if cmd := lookup(args[0]); cmd != nil {
+		env.creates = createsData(args[0])
 		return cmd(ctx, env, args[1:])
 	}
 	if len(args) >= 2 {
 		if cmd := lookup(args[0] + " " + args[1]); cmd != nil {
+			env.creates = createsData(args[0] + " " + args[1])
 			return cmd(ctx, env, args[2:])
 		}
 	}

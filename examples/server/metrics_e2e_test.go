@@ -49,7 +49,7 @@ func scrape(t *testing.T, url string) map[string]map[string]float64 {
 // presents a forged token and a revoked API key, and finds each counted on
 // the metrics listener, and no secret there.
 func TestE2E_metrics(t *testing.T) {
-	dir := t.TempDir()
+	dir := newDataDir(t)
 	ok(t, dir, "pw-of-ada\n", "user create", "-project", "default", "-email", "ada@example.com")
 	s := startServer(t, dir, "-metrics-addr", "127.0.0.1:0")
 	var metricsURL string

@@ -39,11 +39,11 @@ func (s *server) form(path, token string, values url.Values) result {
 // Logout on one server process ends the session on another process serving
 // the same SQLite file, at its next request.
 func TestE2E_logoutEndsTheSessionOnAnotherProcess(t *testing.T) {
-	dir := t.TempDir()
-	ok(t, dir, "pw-ada\n", "user create", "-project", "default", "-email", "ada@example.com")
+	dir := newDataDir(t)
+	ok(t, dir, "pw-ada-secret\n", "user create", "-project", "default", "-email", "ada@example.com")
 	a := startServer(t, dir)
 	b := startServer(t, dir)
-	access, refresh := a.login("", "ada@example.com", "pw-ada")
+	access, refresh := a.login("", "ada@example.com", "pw-ada-secret")
 	require.Equal(t, http.StatusOK, b.do("GET", "/v1/contacts", access, "").status)
 
 	r := a.post("/v1/identity/logout", fmt.Sprintf(`{"refresh_token":%q}`, refresh))
@@ -118,7 +118,7 @@ func TestE2E_userCommands(t *testing.T) {
 func TestE2E_issuerDiscoveryIntrospectionFeed(t *testing.T) {
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "acme")
-	ok(t, dir, "pw-ada\n", "user create", "-project", "acme", "-email", "ada@example.com")
+	ok(t, dir, "pw-ada-secret\n", "user create", "-project", "acme", "-email", "ada@example.com")
 	s := startServer(t, dir, "-public-url", "https://id.example.com/")
 	issOf := func(tok string) any {
 		claims := jwt.MapClaims{}
@@ -126,7 +126,7 @@ func TestE2E_issuerDiscoveryIntrospectionFeed(t *testing.T) {
 		require.NoError(t, err)
 		return claims["iss"]
 	}
-	access, _ := s.login("/p/acme", "ada@example.com", "pw-ada")
+	access, _ := s.login("/p/acme", "ada@example.com", "pw-ada-secret")
 	assert.Equal(t, "https://id.example.com/p/acme", issOf(access))
 	d := s.do("GET", "/p/acme/.well-known/openid-configuration", "", "")
 	require.Equal(t, http.StatusOK, d.status)
@@ -197,8 +197,8 @@ func TestE2E_issuerDiscoveryIntrospectionFeed(t *testing.T) {
 // audit list prints the audit log, newest first, and pages with -limit and
 // -cursor.
 func TestE2E_auditList(t *testing.T) {
-	dir := t.TempDir()
-	ok(t, dir, "pw\n", "user create", "-project", "default", "-email", "ada@example.com")
+	dir := newDataDir(t)
+	ok(t, dir, "pw-of-ada\n", "user create", "-project", "default", "-email", "ada@example.com")
 	k := ok(t, dir, "", "key create", "-project", "default", "-name", "k")[0]
 	ok(t, dir, "", "key revoke", "-project", "default", k["id"].(string))
 	all := ok(t, dir, "", "audit list", "-project", "default")

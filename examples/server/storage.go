@@ -67,9 +67,15 @@ func (i *instance) Close() error {
 
 // open opens the store the flags name and assembles Latchkey on it with the
 // options o (Logger set to logger), which makes sure the default project
-// exists. tune, if not nil, may adjust the options once the store is open
+// exists. Unless env.creates, it first refuses, creating nothing, when the
+// flags name no Latchkey data (requireData). tune, if not nil, may adjust the options once the store is open
 // (the serve command sets a throttling limiter on it).
 func (s *storeFlags) open(ctx context.Context, env *env, logger *slog.Logger, o latchkey.Options, tune func(st store.Store, o *latchkey.Options)) (*instance, error) {
+	if !env.creates {
+		if err := s.requireData(ctx, logger); err != nil {
+			return nil, err
+		}
+	}
 	st, err := s.openStore(ctx, logger)
 	if err != nil {
 		return nil, err

@@ -88,6 +88,13 @@ func (s *Store) EnableUser(ctx context.Context, projectID string, id string) err
 	return err
 }
 
+func (s *Store) EndUserSessions(ctx context.Context, projectID string, id string, at time.Time) error {
+	ctx, span := s.start(ctx, "store.EndUserSessions", projectID)
+	err := s.st.EndUserSessions(ctx, projectID, id, at)
+	end(span, err)
+	return err
+}
+
 func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Contact, error) {
 	ctx, span := s.start(ctx, "store.CreateContact", "")
 	r0, err := s.st.CreateContact(ctx, c)

@@ -218,6 +218,33 @@ func (s *Store) EnableUser(ctx context.Context, projectID, id string) error {
 	return wrap(op, mustAffect(s.exec(ctx, enableUserSQL, id, projectID)))
 }
 
+// EndUserSessions ends every session of the user at at in one write
+// transaction: every session of the user that is not revoked is revoked at
+// at, the user's console sessions are deleted, and one revocation of kind
+// store.RevokedUser is added to the project's feed. The user stays as it
+// is. It returns an error matching store.ErrNotFound for an unknown user
+// and store.ErrInvalid for a zero at.
+func (s *Store) EndUserSessions(ctx context.Context, projectID, id string, at time.Time) error {
+	const op = "end user sessions"
+	if err := errors.Join(store.CheckKey(projectID, "user id", id), store.CheckTime("at", at)); err != nil {
+		return check(op, err)
+	}
+	us := dbTime(at)
+	err := s.writeTx(ctx, func(t *wtx) error {
+		if _, err := t.userDisabled(id, projectID); err != nil {
+			return err
+		}
+		if _, err := t.exec(revokeUserFamiliesSQL, us, id, projectID); err != nil {
+			return err
+		}
+		if _, err := t.exec(deleteUserConsoleSessionsSQL, id, projectID); err != nil {
+			return err
+		}
+		return t.addRevocation(projectID, store.RevokedUser, id, us)
+	})
+	return wrap(op, err)
+}
+
 // userDisabled reads in the transaction whether the project's user is
 // disabled, or returns errNoRows when there is no such user.
 func (t *wtx) userDisabled(id, projectID string) (bool, error) {

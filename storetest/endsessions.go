@@ -1,0 +1,57 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/latchkey-dev/latchkey/store"
+)
+
+// EndUserSessions revokes every live session of the user at at (a session
+// revoked before keeps its time), deletes the user's console sessions, adds
+// one item of kind RevokedUser, and leaves the user enabled, other users'
+// sessions live, and later sessions of the user possible. An unknown user
+// is ErrNotFound and a zero at ErrInvalid, and neither adds anything.
+func testFeedUserEndSessions(t *testing.T, s store.Store) {
+	mustProject(t, s, projA)
+	u := mustUser(t, s, projA, "reset@example.com")
+	other := mustUser(t, s, projA, "other@example.com")
+	live := []store.RefreshFamily{
+		mustFamilyOf(t, s, u, base, 24*time.Hour),
+		mustFamilyOf(t, s, u, base.Add(time.Minute), 24*time.Hour),
+	}
+	ended := mustFamilyOf(t, s, u, base.Add(2*time.Minute), 24*time.Hour)
+	endedAt := base.Add(3 * time.Minute)
+	require.NoError(t, s.RevokeRefreshFamily(t.Context(), projA, ended.ID, endedAt), "RevokeRefreshFamily")
+	others := mustFamilyOf(t, s, other, base, 24*time.Hour)
+	cs := mustConsoleSession(t, s, projA, "console of reset", u.ID, base)
+	otherCS := mustConsoleSession(t, s, projA, "console of other", other.ID, base)
+	feed := newFeedTracker(t, s, projA)
+
+	at := base.Add(time.Hour).In(elsewhere)
+	require.NoErrorf(t, s.EndUserSessions(t.Context(), projA, u.ID, at), "EndUserSessions(%q)", u.ID)
+	feed.added(t, store.RevokedUser, u.ID, at, "EndUserSessions of a user with two live sessions")
+	for _, f := range live {
+		wantTime(t, at, mustGetFamily(t, s, projA, f.ID).RevokedAt, "RevokedAt of a session EndUserSessions ended")
+	}
+	wantTime(t, endedAt, mustGetFamily(t, s, projA, ended.ID).RevokedAt, "RevokedAt of a session revoked before EndUserSessions")
+	wantZeroTime(t, mustGetFamily(t, s, projA, others.ID).RevokedAt, "RevokedAt of another user's session")
+	_, err := s.GetConsoleSession(t.Context(), projA, cs.ID)
+	require.ErrorIs(t, err, store.ErrNotFound, "GetConsoleSession of the user's console session after EndUserSessions")
+	mustGetConsoleSession(t, s, projA, otherCS.ID)
+	got, err := s.GetUser(t.Context(), projA, u.ID)
+	require.NoError(t, err, "GetUser")
+	wantZeroTime(t, got.DisabledAt, "DisabledAt after EndUserSessions")
+
+	later := mustFamilyOf(t, s, u, at.Add(time.Minute), 24*time.Hour)
+	_, err = s.RotateRefresh(t.Context(), projA, later.ID, 0, rotateParams(at.Add(2*time.Minute)))
+	require.NoError(t, err, "RotateRefresh of a session started after EndUserSessions")
+
+	err = s.EndUserSessions(t.Context(), projA, store.NewID(store.PrefixUser), at)
+	require.ErrorIs(t, err, store.ErrNotFound, "EndUserSessions of an unknown user")
+	err = s.EndUserSessions(t.Context(), projA, u.ID, time.Time{})
+	require.ErrorIs(t, err, store.ErrInvalid, "EndUserSessions at the zero time")
+	feed.unchanged(t, "failed EndUserSessions calls")
+}
