@@ -200,6 +200,36 @@ func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.T
 	})
 }
 
+// EndUserSessions ends every session of the user at at in one
+// transaction: it locks the user row (FOR UPDATE, as DisableUser does),
+// revokes every unrevoked family of the user at at, deletes the user's
+// console sessions and adds one revocation of kind store.RevokedUser to the
+// project's feed. The user stays as it is. It returns an error matching
+// store.ErrNotFound for an unknown user and store.ErrInvalid for a zero at.
+func (s *Store) EndUserSessions(ctx context.Context, projectID, id string, at time.Time) error {
+	const op = "end user sessions"
+	if err := store.CheckKey(projectID, "user id", id); err != nil {
+		return check(op, err)
+	}
+	if err := store.CheckTime("at", at); err != nil {
+		return check(op, err)
+	}
+	at = dbTime(at)
+	return s.inTx(ctx, op, func(tx *sql.Tx) error {
+		var disabled sql.NullTime
+		if err := tx.QueryRowContext(ctx, lockUserSQL, projectID, id).Scan(&disabled); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, revokeUserFamiliesSQL, at, projectID, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, deleteUserConsoleSessionsSQL, projectID, id); err != nil {
+			return err
+		}
+		return addRevocation(ctx, tx, projectID, store.RevokedUser, id, at)
+	})
+}
+
 // EnableUser clears the user's DisabledAt; sessions ended by DisableUser
 // stay ended. It returns an error matching store.ErrNotFound for an unknown
 // user.
