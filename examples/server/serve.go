@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -131,7 +132,12 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 		return err
 	}
 	defer inst.Close()
-	if err := recordPublicURL(ctx, inst.st, public); err != nil {
+	if err := recordPublicURL(ctx, inst.st, public); errors.Is(err, store.ErrUnavailable) {
+		// A database that cannot take writes now (a standby, a read-only
+		// server): serve anyway, answering 503 where a write is needed and
+		// on /healthz, as an instance whose database became read-only does.
+		logger.WarnContext(ctx, "the public URL was not recorded: the store cannot take writes now", "err", err)
+	} else if err != nil {
 		return err
 	}
 	if *demo {
