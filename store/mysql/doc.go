@@ -127,8 +127,8 @@
 // another connection when its connection fails; a write only when nothing
 // of it reached the server, or, for a transaction, when it failed before
 // its COMMIT was sent. A write whose statement or COMMIT was sent when the
-// connection broke returns an error that does not match
-// store.ErrUnavailable, since it may have been applied.
+// connection broke (its commit is in doubt) returns an error that matches
+// store.ErrUnavailable and says that it may have been applied.
 //
 // Tests of this package, and of any package that needs a MySQL database,
 // get a fresh one from package mytest.

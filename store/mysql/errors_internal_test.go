@@ -68,8 +68,9 @@ func TestOutcomeUnknown(t *testing.T) {
 			t.Errorf("outcomeUnknown(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
-	if err := inDoubt("op", mysql.ErrInvalidConn); errors.Is(err, store.ErrUnavailable) {
-		t.Errorf("inDoubt(...) = %v matches ErrUnavailable", err)
+	err := inDoubt("op", mysql.ErrInvalidConn)
+	if !errors.Is(err, store.ErrUnavailable) || !errors.Is(err, errOutcomeUnknown) {
+		t.Errorf("inDoubt(...) = %v, want it to match ErrUnavailable and say the write may have been applied", err)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/latchkey-dev/latchkey/store"
 )
 
 // Every statement and transaction of the store runs through [Store.run] or
@@ -27,8 +29,9 @@ import (
 //
 // When the outcome of a write cannot be known (its statement or COMMIT was
 // sent and the connection broke before the answer came), the call returns an
-// error that does not match store.ErrUnavailable, which promises that
-// nothing changed.
+// error that matches store.ErrUnavailable, as the database could not be used,
+// and also says that the write may have been applied (errOutcomeUnknown): the
+// store's writes are safe to retry (see store.ErrUnavailable).
 
 // Retry bounds.
 const (
@@ -200,5 +203,5 @@ var errOutcomeUnknown = errors.New("the connection failed after the write was se
 
 // inDoubt returns the error of a write whose outcome is unknown.
 func inDoubt(op string, err error) error {
-	return fmt.Errorf("mysql: %s: %w: %w", op, errOutcomeUnknown, err)
+	return fmt.Errorf("mysql: %s: %w: %w: %w", op, store.ErrUnavailable, errOutcomeUnknown, err)
 }
