@@ -2,8 +2,9 @@
 // database/sql and github.com/go-sql-driver/mysql. Several server
 // instances on several machines may share one database: every rule of the
 // store contract holds across them. The Store also implements
-// [store.RevocationWatcher] (by polling) and [store.CheckedContactLister]
-// (a page of contacts and a token's records in one statement).
+// [store.RevocationWatcher] (by polling), [store.CheckedContactLister]
+// (a page of contacts and a token's records in one statement) and
+// [store.WritableChecker] (see Writability).
 //
 // # Usage
 //
@@ -57,7 +58,9 @@
 // time and records each applied statement in schema_migrations: a migration
 // interrupted half-way resumes after its last applied statement. It holds a
 // named lock (GET_LOCK) meanwhile, so instances starting at once do not
-// race. [Options].NoMigrate leaves migrating to an explicit call.
+// race. A database that records every migration complete is left alone,
+// without the lock or any DDL, so a store opens on a read-only server or
+// session. [Options].NoMigrate leaves migrating to an explicit call.
 //
 // # Semantics
 //
@@ -87,6 +90,13 @@
 //     configured) reuse window is decided on the family's rotated_at.
 //     DisableUser locks the user row before revoking its families;
 //     CreateRefreshFamily inserts under a shared lock on an enabled user.
+//   - RollAPIKey and RevokeAPIKey lock the key's row first (SELECT ...
+//     FOR UPDATE, a locking read of the newest committed row), then the
+//     project row: of concurrent rolls of one key on any instances exactly
+//     one makes a successor, and the others find the key rolled. A roll's
+//     scheduled revocation waits in scheduled_revocations; the first write
+//     to the project's feed, or listing of it, at or after its time places
+//     it in the feed at that time, under the project row's lock.
 //   - Throttling counts with INSERT ... ON DUPLICATE KEY UPDATE in fixed
 //     windows shared by every instance.
 //   - Nothing is cached across calls: an API key, a signing key, a session
@@ -98,7 +108,8 @@
 //
 // MySQL has no notifications. [Store.WatchRevocations] polls: while anybody
 // waits, one goroutine per Store reads the sum of the projects' revocation
-// counts (one covering-index scan of a row per project) every
+// counts (one covering-index scan of a row per project; a roll that
+// schedules a revocation raises it too) every
 // [Options].WatchInterval, 50 ms by default, and wakes the waiters when it
 // changes; a long-polling revocation feed thus sees a revocation made by
 // any instance within about one interval. It costs one small query per
@@ -110,6 +121,20 @@
 // reads its records from the database at each request; the authenticated
 // contacts list still costs one statement, through
 // [Store.ListContactsChecked].
+//
+// # Writability
+//
+// [Store.CheckWritable] reads, in one statement, whether the server is
+// read-only (read_only; on MySQL also super_read_only), InnoDB was started
+// read-only, or the session's transactions are read-only, and answers
+// store.ErrUnavailable if any is. A read-only server counts as unwritable
+// even for an account whose privileges would write past read_only.
+//
+// The conformance suite's RunUnwritable runs on a second store whose
+// sessions are read-only (tx_read_only=1, or transaction_read_only=1 on
+// MySQL, as a URL parameter): MariaDB has no read-only database (MySQL's
+// ALTER DATABASE ... READ ONLY is 8.0.22+), and the server's read_only is
+// shared by every database on it, so the tests cannot set it.
 //
 // # Errors and retries
 //

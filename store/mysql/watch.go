@@ -16,10 +16,12 @@ const maxWatchInterval = store.MaxWatchDelay * 2 / 5
 const watchPollTimeout = store.MaxWatchDelay / 2
 
 // watchSQL is the watcher's poll: how many revocations every project's feed
-// has ever had, summed. Every revoking transaction raises its project's
-// count when it adds its item (raiseFloorSQL), so the sum a poll reads grows
-// with every revocation committed before the poll's snapshot, whichever
-// instance committed it and in whatever order the transactions began. It
+// has ever had, and revocations scheduled, summed. Every revoking
+// transaction raises its project's count when it adds its item
+// (raiseFloorSQL), and a roll when it schedules one (countFeedChangeSQL), so
+// the sum a poll reads grows with every such commit before the poll's
+// snapshot, whichever instance committed it and in whatever order the
+// transactions began. It
 // reads the covering index projects_revocations_count: a scan of one small
 // entry per project.
 const watchSQL = `SELECT CAST(COALESCE(SUM(revocations_count), 0) AS SIGNED) FROM projects`
