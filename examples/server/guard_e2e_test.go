@@ -101,6 +101,7 @@ var needsData = map[string]struct {
 	"key create":         {"", []string{"-project", "default", "-name", "k"}},
 	"key list":           {"", []string{"-project", "default"}},
 	"key revoke":         {"", []string{"-project", "default", "key_x"}},
+	"key roll":           {"", []string{"-project", "default", "key_x"}},
 	"key rotate-signing": {"", []string{"-project", "default"}},
 	"signing-key list":   {"", []string{"-project", "default"}},
 	"audit list":         {"", []string{"-project", "default"}},
