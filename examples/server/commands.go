@@ -183,26 +183,45 @@ func cmdUserEnable(ctx context.Context, env *env, args []string) error {
 
 // userChange runs a command that changes one user named by -project and
 // -email, and prints the user as changed.
-func userChange(ctx context.Context, env *env, args []string, name string, change func(*identity.Users, context.Context, string, string) (store.User, error)) error {
-	fs, sf := commandFlags(env, name)
-	project := fs.String("project", "", "project of the user")
-	email := fs.String("email", "", "email address of the user")
-	if err := parseArgs(fs, sf, args, nil, "project", "email"); err != nil {
+func userChange(ctx context.Context, env *env, args []string, name string, change userChangeFunc) error {
+	_, sf, project, email, err := userFlags(env, name, args)
+	if err != nil {
 		return err
 	}
+	return changeUser(ctx, env, sf, project, email, change)
+}
+
+// userChangeFunc changes the user id of project and returns it as changed.
+type userChangeFunc func(users *identity.Users, ctx context.Context, project, id string) (store.User, error)
+
+// userFlags parses the flags of a command that names one user by -project
+// and -email.
+func userFlags(env *env, name string, args []string) (fs *flag.FlagSet, sf *storeFlags, project, email string, err error) {
+	fs, sf = commandFlags(env, name)
+	p := fs.String("project", "", "project of the user")
+	e := fs.String("email", "", "email address of the user")
+	if err := parseArgs(fs, sf, args, nil, "project", "email"); err != nil {
+		return nil, nil, "", "", err
+	}
+	return fs, sf, *p, *e, nil
+}
+
+// changeUser applies change to the user of project with email, and prints
+// the user as changed.
+func changeUser(ctx context.Context, env *env, sf *storeFlags, project, email string, change userChangeFunc) error {
 	return sf.with(ctx, env, "", func(ctx context.Context, inst *instance) error {
-		if err := checkProject(ctx, inst, *project); err != nil {
+		if err := checkProject(ctx, inst, project); err != nil {
 			return err
 		}
 		users := inst.lk.Users()
-		u, err := users.GetByEmail(ctx, *project, *email)
+		u, err := users.GetByEmail(ctx, project, email)
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-			return fmt.Errorf("project %q has no user with email %q", *project, *email)
+			return fmt.Errorf("project %q has no user with email %q", project, email)
 		}
 		if err != nil {
 			return err
 		}
-		if u, err = change(users, ctx, *project, u.ID); err != nil {
+		if u, err = change(users, ctx, project, u.ID); err != nil {
 			return err
 		}
 		return env.out.print(userJSON(u))

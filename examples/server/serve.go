@@ -132,13 +132,14 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 		return err
 	}
 	defer inst.Close()
-	if err := recordPublicURL(ctx, inst.st, public); errors.Is(err, store.ErrUnavailable) {
-		// A database that cannot take writes now (a standby, a read-only
-		// server): serve anyway, answering 503 where a write is needed and
-		// on /healthz, as an instance whose database became read-only does.
-		logger.WarnContext(ctx, "the public URL was not recorded: the store cannot take writes now", "err", err)
-	} else if err != nil {
-		return err
+	if err := recordPublicURL(ctx, inst.st, public); err != nil {
+		// A store that cannot take writes now (a standby, a read-only
+		// database) still serves: it answers 503 until it can, and the
+		// commands that mint go on using the URL recorded before.
+		if !errors.Is(err, store.ErrUnavailable) {
+			return err
+		}
+		logger.WarnContext(ctx, "the public URL is not recorded: the store cannot take writes now", "err", err)
 	}
 	if *demo {
 		if err := seedDemo(ctx, env, inst, &sf, baseURL); err != nil {

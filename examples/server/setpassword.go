@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/store"
@@ -15,34 +13,22 @@ import (
 // instance, and prints the user as user create does. The audit log records
 // it as a password set, by the command line.
 func cmdUserSetPassword(ctx context.Context, env *env, args []string) error {
-	fs, sf := commandFlags(env, "user set-password")
-	project := fs.String("project", "", "project of the user")
-	email := fs.String("email", "", "email address of the user")
-	if err := parseArgs(fs, sf, args, nil, "project", "email"); err != nil {
+	fs, sf, project, email, err := userFlags(env, "user set-password", args)
+	if err != nil {
 		return err
 	}
-	password, err := readPassword(env, *email)
+	password, err := readPassword(env, email)
 	if err != nil {
 		return err
 	}
 	if err := identity.CheckPassword(password); err != nil {
 		return invalidArg(fs.Name(), err)
 	}
-	return sf.with(ctx, env, "", func(ctx context.Context, inst *instance) error {
-		if err := checkProject(ctx, inst, *project); err != nil {
-			return err
-		}
-		users := inst.lk.Users()
-		u, err := users.GetByEmail(ctx, *project, *email)
-		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-			return fmt.Errorf("project %q has no user with email %q", *project, *email)
-		}
+	return changeUser(ctx, env, sf, project, email, func(users *identity.Users, ctx context.Context, project, id string) (store.User, error) {
+		u, err := users.ResetPassword(ctx, project, id, password)
 		if err != nil {
-			return err
+			return u, invalidArg(fs.Name(), err)
 		}
-		if u, err = users.ResetPassword(ctx, *project, u.ID, password); err != nil {
-			return invalidArg(fs.Name(), err)
-		}
-		return env.out.print(userJSON(u))
+		return u, nil
 	})
 }

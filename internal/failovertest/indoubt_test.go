@@ -44,9 +44,9 @@ func TestFailover_InDoubtRefresh(t *testing.T) {
 		// long they take. The rule tested holds for any window.
 		o.Identity = &identity.Options{ReuseWindow: time.Minute}
 	})
-	_, err := in.lk.Users().Create(ctx, project, "ada@example.com", "pw-ada", nil)
+	_, err := in.lk.Users().Create(ctx, project, "ada@example.com", "pw-ada-secret", nil)
 	require.NoError(t, err, "create a user")
-	login := in.login(ctx, "ada@example.com", "pw-ada")
+	login := in.login(ctx, "ada@example.com", "pw-ada-secret")
 	require.Equal(t, http.StatusOK, login.status, "login: %s", login)
 	session := login.tokens()
 	sid := familyOf(t, in, session.AccessToken).ID

@@ -33,9 +33,9 @@ func TestFailover_SnapshotReuse(t *testing.T) {
 	require.NoError(t, err, "create key K")
 	_, otherToken, err := in.lk.APIKeys().Create(ctx, project, "other")
 	require.NoError(t, err, "create the other key")
-	_, err = in.lk.Users().Create(ctx, project, "ada@example.com", "pw-ada", nil)
+	_, err = in.lk.Users().Create(ctx, project, "ada@example.com", "pw-ada-secret", nil)
 	require.NoError(t, err, "create a user")
-	login := in.login(ctx, "ada@example.com", "pw-ada")
+	login := in.login(ctx, "ada@example.com", "pw-ada-secret")
 	require.Equal(t, http.StatusOK, login.status, "login: %s", login)
 	session := login.tokens()
 	sid := familyOf(t, in, session.AccessToken).ID

@@ -32,9 +32,9 @@ func TestFailover_StandbyRefusesWrites(t *testing.T) {
 	db := p.createDatabase(t)
 	prim := startInstance(t, "primary", nodeURL(p.primary, db))
 	createContacts(t, prim, 2)
-	u, err := prim.lk.Users().Create(ctx, project, "ada@example.com", "pw-ada", []string{"admin"})
+	u, err := prim.lk.Users().Create(ctx, project, "ada@example.com", "pw-ada-secret", []string{"admin"})
 	require.NoError(t, err, "create a user")
-	login := prim.login(ctx, "ada@example.com", "pw-ada")
+	login := prim.login(ctx, "ada@example.com", "pw-ada-secret")
 	require.Equal(t, http.StatusOK, login.status, "login on the primary: %s", login)
 	session := login.tokens()
 	key, _, err := prim.lk.APIKeys().Create(ctx, project, "k")
@@ -176,7 +176,7 @@ func TestFailover_StandbyRefusesWrites(t *testing.T) {
 		name string
 		send func() answer
 	}{
-		{"login", func() answer { return in.login(ctx, "ada@example.com", "pw-ada") }},
+		{"login", func() answer { return in.login(ctx, "ada@example.com", "pw-ada-secret") }},
 		{"login with a wrong password", func() answer { return in.login(ctx, "ada@example.com", "wrong") }},
 		{"refresh", func() answer { return in.refresh(ctx, session.RefreshToken) }},
 		{"logout", func() answer { return in.logout(ctx, session.RefreshToken) }},
@@ -185,10 +185,10 @@ func TestFailover_StandbyRefusesWrites(t *testing.T) {
 		assert.True(t, a.unavailable(), "%s on an instance whose store is a standby: %s (Retry-After %q), want 503 unavailable with Retry-After",
 			c.name, a, a.retryAfter)
 	}
-	a := in.consoleSignIn(ctx, "ada@example.com", "pw-ada")
+	a := in.consoleSignIn(ctx, "ada@example.com", "pw-ada-secret")
 	assert.Equal(t, http.StatusServiceUnavailable, a.status, "console sign-in on an instance whose store is a standby: %s", a)
 	assert.NotEmpty(t, a.retryAfter, "console sign-in on an instance whose store is a standby: Retry-After")
-	a = prim.consoleSignIn(ctx, "ada@example.com", "pw-ada")
+	a = prim.consoleSignIn(ctx, "ada@example.com", "pw-ada-secret")
 	assert.Equal(t, http.StatusSeeOther, a.status, "console sign-in on the primary: %s", a)
 
 	// Nothing was changed: the session the logout named is live.

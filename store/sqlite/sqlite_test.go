@@ -74,7 +74,7 @@ func TestOpen_CreatesPrivateFile(t *testing.T) {
 	require.NoError(t, st.Close())
 
 	require.NoError(t, os.Chmod(path, 0o640))
-	st = open(t, path)
+	open(t, path)
 	fi, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "an existing file's mode is the owner's choice")

@@ -196,13 +196,7 @@ func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.T
 		if _, err := t.exec(disableUserSQL, us, id, projectID); err != nil {
 			return err
 		}
-		if _, err := t.exec(revokeUserFamiliesSQL, us, id, projectID); err != nil {
-			return err
-		}
-		if _, err := t.exec(deleteUserConsoleSessionsSQL, id, projectID); err != nil {
-			return err
-		}
-		return t.addRevocation(projectID, store.RevokedUser, id, us)
+		return t.endUserSessions(projectID, id, us)
 	})
 	return wrap(op, err)
 }
@@ -234,15 +228,22 @@ func (s *Store) EndUserSessions(ctx context.Context, projectID, id string, at ti
 		if _, err := t.userDisabled(id, projectID); err != nil {
 			return err
 		}
-		if _, err := t.exec(revokeUserFamiliesSQL, us, id, projectID); err != nil {
-			return err
-		}
-		if _, err := t.exec(deleteUserConsoleSessionsSQL, id, projectID); err != nil {
-			return err
-		}
-		return t.addRevocation(projectID, store.RevokedUser, id, us)
+		return t.endUserSessions(projectID, id, us)
 	})
 	return wrap(op, err)
+}
+
+// endUserSessions revokes, in the transaction, every unrevoked session of
+// the project's user at us, deletes the user's console sessions and adds
+// one revocation of kind store.RevokedUser to the project's feed.
+func (t *wtx) endUserSessions(projectID, id string, us int64) error {
+	if _, err := t.exec(revokeUserFamiliesSQL, us, id, projectID); err != nil {
+		return err
+	}
+	if _, err := t.exec(deleteUserConsoleSessionsSQL, id, projectID); err != nil {
+		return err
+	}
+	return t.addRevocation(projectID, store.RevokedUser, id, us)
 }
 
 // userDisabled reads in the transaction whether the project's user is
