@@ -190,13 +190,7 @@ func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.T
 		if _, err := tx.ExecContext(ctx, disableUserSQL, at, projectID, id); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, revokeUserFamiliesSQL, at, projectID, id); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, deleteUserConsoleSessionsSQL, projectID, id); err != nil {
-			return err
-		}
-		return addRevocation(ctx, tx, projectID, store.RevokedUser, id, at)
+		return endUserSessions(ctx, tx, projectID, id, at)
 	})
 }
 
@@ -220,14 +214,21 @@ func (s *Store) EndUserSessions(ctx context.Context, projectID, id string, at ti
 		if err := tx.QueryRowContext(ctx, lockUserSQL, projectID, id).Scan(&disabled); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, revokeUserFamiliesSQL, at, projectID, id); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, deleteUserConsoleSessionsSQL, projectID, id); err != nil {
-			return err
-		}
-		return addRevocation(ctx, tx, projectID, store.RevokedUser, id, at)
+		return endUserSessions(ctx, tx, projectID, id, at)
 	})
+}
+
+// endUserSessions revokes, in tx, every unrevoked session of the project's
+// user at at, deletes the user's console sessions and adds one revocation
+// of kind store.RevokedUser to the project's feed.
+func endUserSessions(ctx context.Context, tx *sql.Tx, projectID, id string, at time.Time) error {
+	if _, err := tx.ExecContext(ctx, revokeUserFamiliesSQL, at, projectID, id); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, deleteUserConsoleSessionsSQL, projectID, id); err != nil {
+		return err
+	}
+	return addRevocation(ctx, tx, projectID, store.RevokedUser, id, at)
 }
 
 // EnableUser clears the user's DisabledAt; sessions ended by DisableUser
