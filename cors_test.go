@@ -26,7 +26,7 @@ const (
 // corsServer serves a Latchkey with opts over real HTTP, routed as the
 // example server routes (project P under /p/P), every exchange checked
 // against the OpenAPI document. The project acme has a user ada (password
-// "pw-ada-secret") and an API key, whose token it returns.
+// "pw-of-ada") and an API key, whose token it returns.
 func corsServer(t *testing.T, opts *latchkey.Options) (*httptest.Server, *latchkey.Latchkey, string) {
 	t.Helper()
 	st := openStore(t)
@@ -35,7 +35,7 @@ func corsServer(t *testing.T, opts *latchkey.Options) (*httptest.Server, *latchk
 	_, err := lk.CreateProject(ctx, "acme")
 	require.NoError(t, err)
 	for _, p := range []string{store.DefaultProject, "acme"} {
-		_, err = lk.Users().Create(ctx, p, "ada@example.com", "pw-ada-secret", nil)
+		_, err = lk.Users().Create(ctx, p, "ada@example.com", "pw-of-ada", nil)
 		require.NoError(t, err)
 	}
 	_, key, err := lk.APIKeys().Create(ctx, "acme", "backend")
@@ -137,7 +137,7 @@ func TestCORS_listedOrigin(t *testing.T) {
 
 	// The successes of a browser app's session, each readable by its page.
 	const jsonType = "application/json"
-	st, h, body := send(t, srv, "POST", "/p/acme/v1/identity/login", `{"email":"ada@example.com","password":"pw-ada-secret"}`,
+	st, h, body := send(t, srv, "POST", "/p/acme/v1/identity/login", `{"email":"ada@example.com","password":"pw-of-ada"}`,
 		"Origin", appOrigin, "Content-Type", jsonType)
 	require.Equal(t, http.StatusOK, st, body)
 	allowsOrigin(t, h, appOrigin, "login")
@@ -245,6 +245,11 @@ func TestCORS_unlistedOriginAndConsole(t *testing.T) {
 			st, h, _ = send(t, srv, "OPTIONS", "/p/acme"+p, "", "Origin", origin, "Access-Control-Request-Method", "GET")
 			require.Equal(t, http.StatusNoContent, st, p)
 			assert.Equal(t, "*", h.Get("Access-Control-Allow-Origin"), p)
+			// Always, their errors too: a method they do not serve.
+			st, h, _ = send(t, srv, "POST", "/p/acme"+p, "", "Origin", origin)
+			require.Equal(t, http.StatusMethodNotAllowed, st, p)
+			assert.NotEmpty(t, h.Get("Allow"), p)
+			assert.Equal(t, "*", h.Get("Access-Control-Allow-Origin"), p+" 405")
 		}
 	}
 }

@@ -117,11 +117,20 @@ func newMux(rs []route) (*http.ServeMux, map[string]string) {
 	return mux, allow
 }
 
+// publicDocuments are the paths of the documents any origin may read
+// (httpapi.AllowAnyOrigin): every answer there, a 405 too, says so.
+var publicDocuments = map[string]bool{PathJWKS: true, PathDiscovery: true, openapi.Path: true}
+
 // noRoute answers a request no pattern of the routing table matches: 405
-// method_not_allowed with Allow when its path is served for other methods,
-// else 404 not_found, both as problem+json.
+// method_not_allowed with Allow when its path is served for other methods
+// (on a public document with Access-Control-Allow-Origin: *), else 404
+// not_found, both as problem+json.
 func (l *Latchkey) noRoute(w http.ResponseWriter, r *http.Request) {
 	if allow, ok := l.allow[r.URL.Path]; ok {
+		if publicDocuments[r.URL.Path] {
+			// Any origin may read every answer of a public document.
+			w.Header().Set("Access-Control-Allow-Origin", "*")
+		}
 		problem.MethodNotAllowed(w, r, allow)
 		return
 	}

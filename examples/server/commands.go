@@ -432,17 +432,23 @@ type repeated []string
 func (r *repeated) String() string     { return strings.Join(*r, ",") }
 func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
-// keyJSON is a key record as key list prints it; never the token. revokes_at
-// is a scheduled revocation (the old key of a roll).
-func keyJSON(k store.APIKey) map[string]any {
+// keyJSON is a key record as key list prints it at now; never the token.
+// revokes_at is a scheduled revocation (the old key of a roll) still to
+// come; once its time has passed the key is revoked, and revoked_at is that
+// time, as in the revocation feed.
+func keyJSON(k store.APIKey, now time.Time) map[string]any {
 	scopes := k.Scopes
 	if scopes == nil {
 		scopes = []string{}
 	}
+	revokedAt, revokesAt := k.RevokedAt, k.RevokesAt
+	if revokedAt.IsZero() && k.RevokedBy(now) {
+		revokedAt, revokesAt = revokesAt, time.Time{}
+	}
 	m := map[string]any{
 		"id": k.ID, "name": k.Name, "created_at": timeJSON(k.CreatedAt),
-		"last_used_at": timeJSON(k.LastUsedAt), "revoked_at": timeJSON(k.RevokedAt),
-		"scopes": scopes, "expires_at": timeJSON(k.ExpiresAt), "revokes_at": timeJSON(k.RevokesAt),
+		"last_used_at": timeJSON(k.LastUsedAt), "revoked_at": timeJSON(revokedAt),
+		"scopes": scopes, "expires_at": timeJSON(k.ExpiresAt), "revokes_at": timeJSON(revokesAt),
 	}
 	if k.RolledFrom != "" {
 		m["rolled_from"] = k.RolledFrom
@@ -468,8 +474,9 @@ func cmdKeyList(ctx context.Context, env *env, args []string) error {
 		if err != nil {
 			return err
 		}
+		now := time.Now()
 		for _, k := range ks {
-			if err := env.out.print(keyJSON(k)); err != nil {
+			if err := env.out.print(keyJSON(k, now)); err != nil {
 				return err
 			}
 		}
@@ -495,7 +502,7 @@ func cmdKeyRevoke(ctx context.Context, env *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		return env.out.print(keyJSON(k))
+		return env.out.print(keyJSON(k, time.Now()))
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -23,7 +24,8 @@ const (
 )
 
 // healthHandler answers GET /healthz with 200 {"status":"ok"} when the store
-// can take a write now, else 503 {"status":"unavailable"}, and nothing
+// can take a write now, else 503 {"status":"unavailable"} with Retry-After
+// (as every 503 of the server), and nothing
 // more: no token is needed and nothing about the store is revealed. A
 // store that implements store.WritableChecker (PostgreSQL: a primary whose
 // sessions are not read-only; SQLite: the write lock can be taken) is asked
@@ -45,6 +47,8 @@ func healthHandler(inst *instance, logger *slog.Logger) http.Handler {
 		}
 		w.Header().Set("Cache-Control", "no-store")
 		if !h.ok(r.Context()) {
+			// As every 503 of the server: when to try again.
+			w.Header().Set("Retry-After", strconv.Itoa(problem.RetryAfterUnavailable))
 			return httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 		}
 		return httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -73,9 +73,10 @@ func TestHealth_Cached(t *testing.T) {
 // is 200 while the database takes writes; when its sessions become
 // read-only (a standby's are: the server's connections are ended, as a
 // failover ends them, and it reconnects to a database that cannot write),
-// /healthz is 503 with only {"status":"unavailable"}, and so is a login,
-// with Retry-After; a server started on the read-only database starts and
-// answers 503 too; once the database takes writes again, 200.
+// /healthz is 503 with only {"status":"unavailable"} and Retry-After, and
+// so is a login (as problem+json); a server started on the read-only database starts and
+// answers 503 too, and records its public URL once the database takes
+// writes again; then /healthz is 200.
 func TestE2E_healthzReadOnlyPostgres(t *testing.T) {
 	db := pgtest.NewDatabase(t)
 	dir := t.TempDir()
@@ -96,11 +97,13 @@ func TestE2E_healthzReadOnlyPostgres(t *testing.T) {
 		15*time.Second, 50*time.Millisecond, "/healthz on a database that cannot write")
 	_, body = healthz(s)
 	assert.JSONEq(t, `{"status":"unavailable"}`, body, "reveals nothing else")
+	assert.NotEmpty(t, s.do("GET", "/healthz", "", "").header.Get("Retry-After"), "a 503 says when to try again")
 	r := s.do("POST", "/p/acme/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-of-ada"}`)
 	assert.Equal(t, http.StatusServiceUnavailable, r.status, string(r.body))
 	assert.NotEmpty(t, r.header.Get("Retry-After"))
 
-	standby := startServer(t, dir, "-db", db)
+	const standbyURL = "http://standby.example.test"
+	standby := startServer(t, dir, "-db", db, "-public-url", standbyURL)
 	st, body = healthz(standby)
 	assert.Equal(t, http.StatusServiceUnavailable, st, "a server started on a database that cannot write")
 	assert.JSONEq(t, `{"status":"unavailable"}`, body)
@@ -113,6 +116,12 @@ func TestE2E_healthzReadOnlyPostgres(t *testing.T) {
 	}
 	r = s.do("POST", "/p/acme/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-of-ada"}`)
 	assert.Equal(t, http.StatusOK, r.status, string(r.body))
+	// The server started on the read-only database records its public URL
+	// once it can: a key made on the command line carries it.
+	require.Eventually(t, func() bool {
+		k := ok(t, dir, "", "key create", "-db", db, "-project", "acme", "-name", "cli")[0]
+		return issuerOf(t, k["token"].(string)) == standbyURL+"/p/acme"
+	}, 15*time.Second, 200*time.Millisecond, "the public URL of the server started on the read-only database")
 }
 
 // TestE2E_healthzReadOnlyMySQL runs two servers on one MySQL or MariaDB

@@ -68,3 +68,29 @@ func TestE2E_keyScopesExpiryAndRoll(t *testing.T) {
 	res = cli(t, dir, "", "key roll", "-project", "default", rolled["id"].(string))
 	assert.Equal(t, 1, res.code, "a roll of a revoked key")
 }
+
+// Once a roll's overlap has ended, the old key is revoked: key list and key
+// revoke print it with revoked_at (the scheduled time, as the feed says) and
+// no longer a scheduled revocation.
+func TestE2E_keyListAfterTheOverlap(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	key := ok(t, dir, "", "key create", "-project", "default", "-name", "billing")[0]
+	token := key["token"].(string)
+	rolled := ok(t, dir, "", "key roll", "-project", "default", "-overlap", "1s", key["id"].(string))[0]
+	// The server refuses the old key from the end of the overlap on.
+	require.Eventually(t, func() bool {
+		return s.do("GET", "/v1/contacts", token, "").status == http.StatusUnauthorized
+	}, time.Minute, 50*time.Millisecond)
+
+	listed := ok(t, dir, "", "key list", "-project", "default")
+	require.Len(t, listed, 2)
+	require.Equal(t, key["id"], listed[0]["id"])
+	assert.Equal(t, rolled["overlap_ends_at"], listed[0]["revoked_at"], "the overlap has ended: the old key is revoked")
+	assert.Nil(t, listed[0]["revokes_at"], "nothing is scheduled any more")
+	assert.Nil(t, listed[1]["revoked_at"])
+
+	revoked := ok(t, dir, "", "key revoke", "-project", "default", key["id"].(string))[0]
+	assert.Equal(t, rolled["overlap_ends_at"], revoked["revoked_at"], "revoking it again changes nothing")
+	assert.Nil(t, revoked["revokes_at"])
+}

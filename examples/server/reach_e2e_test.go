@@ -100,10 +100,10 @@ func checkCORS(t *testing.T, s *server, access string, listed ...string) {
 func TestE2E_corsOrigins(t *testing.T) {
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "acme")
-	ok(t, dir, "pw-ada-secret\n", "user create", "-project", "acme", "-email", "ada@example.com")
+	ok(t, dir, "pw-of-ada\n", "user create", "-project", "acme", "-email", "ada@example.com")
 
 	s := startServer(t, dir, "-cors-origin", "https://app.example.com", "-cors-origin", "HTTP://localhost:5173")
-	access, _ := s.login("/p/acme", "ada@example.com", "pw-ada-secret")
+	access, _ := s.login("/p/acme", "ada@example.com", "pw-of-ada")
 	checkCORS(t, s, access, "https://app.example.com", "http://localhost:5173")
 	require.NoError(t, s.stop())
 
@@ -160,7 +160,7 @@ func behind(s *server) *http.Client {
 func TestE2E_cliMintsWithTheRecordedPublicURL(t *testing.T) {
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "acme")
-	ok(t, dir, "pw-ada-secret\n", "user create", "-project", "acme", "-email", "ada@example.com")
+	ok(t, dir, "pw-of-ada\n", "user create", "-project", "acme", "-email", "ada@example.com")
 	before := ok(t, dir, "", "key create", "-project", "acme", "-name", "before any serve")[0]
 	assert.Nil(t, issuerOf(t, before["token"].(string)), "no serve has recorded a public URL yet")
 
@@ -186,7 +186,7 @@ func TestE2E_cliMintsWithTheRecordedPublicURL(t *testing.T) {
 	c, err := v.Verify(ctx, token)
 	require.NoError(t, err, "the CLI's key")
 	assert.Equal(t, k["id"], c.Subject)
-	access, _ := s.login("/p/acme", "ada@example.com", "pw-ada-secret")
+	access, _ := s.login("/p/acme", "ada@example.com", "pw-of-ada")
 	_, err = v.Verify(ctx, access)
 	require.NoError(t, err, "a login token")
 	_, err = v.Verify(ctx, before["token"].(string))
@@ -212,11 +212,11 @@ func TestE2E_cliMintsWithTheRecordedPublicURL(t *testing.T) {
 func TestE2E_introspectionWithClientSecretBasic(t *testing.T) {
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "acme")
-	ok(t, dir, "pw-ada-secret\n", "user create", "-project", "acme", "-email", "ada@example.com")
+	ok(t, dir, "pw-of-ada\n", "user create", "-project", "acme", "-email", "ada@example.com")
 	s := startServer(t, dir)
 	k := ok(t, dir, "", "key create", "-project", "acme", "-name", "resource server")[0]
 	other := ok(t, dir, "", "key create", "-project", "acme", "-name", "other")[0]
-	access, _ := s.login("/p/acme", "ada@example.com", "pw-ada-secret")
+	access, _ := s.login("/p/acme", "ada@example.com", "pw-of-ada")
 
 	d := s.do("GET", "/p/acme/.well-known/openid-configuration", "", "")
 	require.Equal(t, http.StatusOK, d.status)

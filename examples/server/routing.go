@@ -5,8 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/latchkey-dev/latchkey/store"
 )
@@ -40,6 +42,48 @@ func recordPublicURL(ctx context.Context, st store.Store, publicURL string) erro
 		return fmt.Errorf("recording the public URL: %w", err)
 	}
 	return nil
+}
+
+// publicURLRetry is how often serve tries again to record its public URL
+// in a store that took no writes when it started.
+const publicURLRetry = time.Second
+
+// recordPublicURLWhenWritable records publicURL in st as recordPublicURL
+// does. A store that takes no writes now (store.ErrUnavailable: a standby,
+// a database failing over) does not keep serve from starting: the URL is
+// recorded in the background once the store takes it, retried every
+// publicURLRetry until ctx ends. Any other failure is returned. stop ends
+// the retries and waits for them; it may be called more than once.
+func recordPublicURLWhenWritable(ctx context.Context, st store.Store, publicURL string, logger *slog.Logger) (stop func(), err error) {
+	err = recordPublicURL(ctx, st, publicURL)
+	if err == nil || !errors.Is(err, store.ErrUnavailable) {
+		return func() {}, err
+	}
+	logger.WarnContext(ctx, "the store takes no writes now; the public URL is recorded once it does", "err", err)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(publicURLRetry)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			err := recordPublicURL(ctx, st, publicURL)
+			switch {
+			case err == nil:
+				logger.InfoContext(ctx, "recorded the public URL", "public_url", publicURL)
+				return
+			case !errors.Is(err, store.ErrUnavailable) && ctx.Err() == nil:
+				logger.ErrorContext(ctx, "recording the public URL", "err", err)
+				return
+			}
+		}
+	}()
+	return func() { cancel(); <-done }, nil
 }
 
 // recordedPublicURL returns the public URL a serve recorded in st, or ""

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -132,15 +131,13 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 		return err
 	}
 	defer inst.Close()
-	if err := recordPublicURL(ctx, inst.st, public); err != nil {
-		// A store that cannot take writes now (a standby, a read-only
-		// database) still serves: it answers 503 until it can, and the
-		// commands that mint go on using the URL recorded before.
-		if !errors.Is(err, store.ErrUnavailable) {
-			return err
-		}
-		logger.WarnContext(ctx, "the public URL is not recorded: the store cannot take writes now", "err", err)
+	// A store that takes no writes yet (a standby) gets the URL once it
+	// does; the server starts anyway and answers 503 meanwhile.
+	stopRecording, err := recordPublicURLWhenWritable(ctx, inst.st, public, logger)
+	if err != nil {
+		return err
 	}
+	defer stopRecording()
 	if *demo {
 		if err := seedDemo(ctx, env, inst, &sf, baseURL); err != nil {
 			return err
@@ -173,6 +170,7 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	if n := access.takeUnlogged(); n > 0 {
 		logger.Info("requests not logged", "unlogged", n)
 	}
+	stopRecording()
 	if err := inst.Close(); err != nil {
 		return fmt.Errorf("closing the store: %w", err)
 	}
