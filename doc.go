@@ -17,11 +17,15 @@
 //	GET  /v1/contacts                     the contacts list (any token of the project)
 //	GET  /.well-known/jwks.json           the project's public keys (no token needed)
 //	GET  /.well-known/openid-configuration  the discovery document (no token needed)
-//	     /console/                        the web console (unless Options.NoConsole)
+//	GET  /openapi.json                    the OpenAPI document of the above (no token needed)
+//	     /console/                        the web console's pages (console.Handler.Routes; unless Options.NoConsole)
 //
+// Each route is registered once, console pages included; a test checks
+// this list, the console's and the README's against the table. GET routes
+// answer HEAD too, and the public documents CORS preflights (OPTIONS).
 // Unknown paths are 404 not_found, wrong methods 405 method_not_allowed with
 // Allow, a project that does not exist 404 not_found, all as RFC 9457
-// problem+json.
+// problem+json (under /console/, as console pages).
 //
 //	st, err := sqlite.Open(ctx, "latchkey.db", nil)
 //	if err != nil { ... }

@@ -24,22 +24,14 @@ import (
 // root of its server (or under a prefix it strips). For each request it
 // names the project with Options.Resolver, checks that the project exists,
 // puts it in the request's context (tenant.NewContext) and serves the
-// routing table (routes.go):
-//
-//	POST /v1/identity/login               email and password -> token set
-//	POST /v1/identity/refresh             refresh token -> token set
-//	POST /v1/identity/logout              refresh token -> 204, its session ended
-//	POST /v1/identity/introspect          (API key) token -> RFC 7662 answer
-//	GET  /v1/identity/revocations         (API key) the revocation feed
-//	GET  /v1/contacts                     (any token) the contacts list
-//	GET  /.well-known/jwks.json           the project's public keys
-//	GET  /.well-known/openid-configuration  the discovery document
-//	GET  /openapi.json                    the OpenAPI document of all of the above
-//	     /console/                        the web console (unless Options.NoConsole)
+// routing table of routes.go (listed in the package documentation, which a
+// test checks against the table): the /v1 API, the public documents and
+// the console's pages.
 //
 // A project the resolver cannot name (tenant.ErrUnknownProject) or that
 // does not exist is 404 not_found; another path is 404 not_found and
-// another method 405 method_not_allowed with Allow, all as problem+json.
+// another method 405 method_not_allowed with Allow, all as problem+json
+// (under /console/, as the console's HTML pages).
 //
 // Every response carries an X-Request-Id header: the request's own when it
 // is a short token of safe characters (requestid.Valid), else a new random

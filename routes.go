@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/latchkey-dev/latchkey/console"
 	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/keys"
@@ -22,7 +23,7 @@ const (
 	PathContacts    = "/v1/contacts"
 	PathJWKS        = "/.well-known/jwks.json"
 	PathDiscovery   = "/.well-known/openid-configuration"
-	PathConsole     = "/console/"
+	PathConsole     = console.Path
 )
 
 // corsPrefix is the prefix of the paths of the table that browser pages of
@@ -43,8 +44,9 @@ type route struct {
 	handler http.Handler
 }
 
-// routes is the routing table: every path of a project, declared once. A
-// "GET" pattern serves HEAD too. Handlers never check their own path or
+// routes is the routing table: every path of a project, declared once, the
+// console's pages included (console.Handler.Routes). A "GET" pattern serves
+// HEAD too. Handlers never check their own path or
 // method; requests no pattern matches are answered by [Latchkey.noRoute]
 // from this table.
 func (l *Latchkey) routes(p parts) []route {
@@ -70,28 +72,16 @@ func (l *Latchkey) routes(p parts) []route {
 		{"OPTIONS " + openapi.Path, httpapi.Preflight("GET, HEAD, OPTIONS")},
 	}
 	if l.consoleUI != nil {
-		rs = append(rs,
-			// Every method: the console answers its own pages, and the
-			// path without its slash is redirected to it.
-			route{PathConsole, l.consoleUI},
-			route{strings.TrimSuffix(PathConsole, "/"), consoleRedirect()},
-		)
+		for _, cr := range l.consoleUI.Routes() {
+			rs = append(rs, route{cr.Pattern, cr.Handler})
+		}
 	}
 	return rs
 }
 
-// consoleRedirect answers {base_url}/console with a redirect to the console.
 // scope is keys.RequireScope(name) around h: an API key with scopes calls
 // the endpoint only when it holds name.
 func scope(name string, h http.Handler) http.Handler { return keys.RequireScope(name)(h) }
-
-func consoleRedirect() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Relative, so that it is right under any base_url prefix.
-		w.Header().Set("Location", "console/")
-		w.WriteHeader(http.StatusMovedPermanently)
-	})
-}
 
 // newMux registers the routes on a ServeMux, and returns it with the
 // methods served at each fixed path, for the Allow header of a 405.
@@ -124,15 +114,20 @@ var publicDocuments = map[string]bool{PathJWKS: true, PathDiscovery: true, opena
 // noRoute answers a request no pattern of the routing table matches: 405
 // method_not_allowed with Allow when its path is served for other methods
 // (on a public document with Access-Control-Allow-Origin: *), else 404
-// not_found, both as problem+json.
+// not_found, both as problem+json; under the console's directory, the same
+// as console pages (console.Handler.NoRoute).
 func (l *Latchkey) noRoute(w http.ResponseWriter, r *http.Request) {
-	if allow, ok := l.allow[r.URL.Path]; ok {
+	allow, ok := l.allow[r.URL.Path]
+	switch {
+	case l.consoleUI != nil && strings.HasPrefix(r.URL.Path, PathConsole):
+		l.consoleUI.NoRoute(w, r, allow)
+	case ok:
 		if publicDocuments[r.URL.Path] {
 			// Any origin may read every answer of a public document.
 			w.Header().Set("Access-Control-Allow-Origin", "*")
 		}
 		problem.MethodNotAllowed(w, r, allow)
-		return
+	default:
+		problem.NotFound().ServeHTTP(w, r)
 	}
-	problem.NotFound().ServeHTTP(w, r)
 }

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
@@ -166,13 +168,11 @@ func (h *Handler) renderKeys(c *call, status int, form newKeyForm) {
 		h.errorPageLink(c.w, c.r, http.StatusBadRequest, "Search too long", "Search for the start of a key's name: at most 100 characters.", "keys", "Show every key")
 		return
 	}
-	req, ok := h.readPage(c, "keys", keep)
-	if !ok {
-		return
-	}
-	page, err := h.deps.APIKeys.ListPage(c.r.Context(), c.project, search, req)
+	page, req, err := httpapi.ReadList(c.r, func(ctx context.Context, project string, req paginate.Request) (paginate.Page[store.APIKey], error) {
+		return h.deps.APIKeys.ListPage(ctx, project, search, req)
+	})
 	if err != nil {
-		h.fail(c.w, c.r, fmt.Errorf("console: listing API keys: %w", err))
+		h.listFailed(c, "keys", keep, "listing API keys", err)
 		return
 	}
 	all, err := h.deps.APIKeys.List(c.r.Context(), c.project)
@@ -202,13 +202,16 @@ func (h *Handler) renderKeys(c *call, status int, form newKeyForm) {
 			d.Active++
 		}
 	}
-	var last paginate.Cursor
 	for _, k := range page.Items {
 		d.Keys = append(d.Keys, rowOf(k, n.name(k.CreatedBy, "Unknown"), retired[k.SigningKeyID], now))
-		last = paginate.Cursor{ID: k.ID, CreatedAt: k.CreatedAt}
 	}
-	d.Pager = newPager("keys", keep, req, len(page.Items), page.HasMore, last)
+	d.Pager = pagerOf("keys", keep, req, page, keyCursor)
 	h.render(c.w, c.r, status, pageKeys, h.page(c, "API keys", "keys", d))
+}
+
+// keyCursor is the position of k in the key list.
+func keyCursor(k store.APIKey) paginate.Cursor {
+	return paginate.Cursor{ID: k.ID, CreatedAt: k.CreatedAt}
 }
 
 // scopesOf splits the create form's scopes field: names separated by

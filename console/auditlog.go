@@ -1,11 +1,12 @@
 package console
 
 import (
-	"fmt"
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 )
@@ -89,13 +90,11 @@ func (h *Handler) auditList(c *call) {
 		}
 	}
 	keep := url.Values{"action": {f.Action}, "target": {f.Target}}
-	req, ok := h.readPage(c, "audit", keep)
-	if !ok {
-		return
-	}
-	page, err := h.deps.AuditLog.ListAudit(c.r.Context(), c.project, f, req)
+	page, req, err := httpapi.ReadList(c.r, func(ctx context.Context, project string, req paginate.Request) (paginate.Page[store.AuditEntry], error) {
+		return h.deps.AuditLog.ListAudit(ctx, project, f, req)
+	})
 	if err != nil {
-		h.fail(c.w, c.r, fmt.Errorf("console: listing the audit log: %w", err))
+		h.listFailed(c, "audit", keep, "listing the audit log", err)
 		return
 	}
 	d := auditData{Action: f.Action, Target: f.Target}
@@ -103,7 +102,6 @@ func (h *Handler) auditList(c *call) {
 		d.Actions = append(d.Actions, actionOption{Value: a.Action, Label: a.Label, Selected: a.Action == f.Action})
 	}
 	n := h.newNamer(c)
-	var last paginate.Cursor
 	for _, e := range page.Items {
 		what, _ := actionLabel(e.Action)
 		row := auditRow{
@@ -117,8 +115,12 @@ func (h *Handler) auditList(c *call) {
 			row.TargetLink = pageLink("audit", url.Values{"action": {f.Action}, "target": {e.Target}})
 		}
 		d.Entries = append(d.Entries, row)
-		last = paginate.Cursor{ID: e.ID, CreatedAt: e.At}
 	}
-	d.Pager = newPager("audit", keep, req, len(page.Items), page.HasMore, last)
+	d.Pager = pagerOf("audit", keep, req, page, auditCursor)
 	h.render(c.w, c.r, http.StatusOK, pageAudit, h.page(c, "Audit log", "audit", d))
+}
+
+// auditCursor is the position of e in the audit log.
+func auditCursor(e store.AuditEntry) paginate.Cursor {
+	return paginate.Cursor{ID: e.ID, CreatedAt: e.At}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/latchkey-dev/latchkey/audit"
@@ -13,7 +12,6 @@ import (
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
-	"github.com/latchkey-dev/latchkey/tenant"
 )
 
 // AdminTag is the tag a project user needs to sign in to the console.
@@ -162,8 +160,8 @@ type Options struct {
 	SecureCookies bool
 }
 
-// Handler serves the console. Create it with [New]. It is safe for
-// concurrent use.
+// Handler is the console: its pages, which a routing table serves from
+// [Handler.Routes]. Create it with [New]. It is safe for concurrent use.
 type Handler struct {
 	deps     Deps
 	log      *slog.Logger
@@ -174,10 +172,10 @@ type Handler struct {
 	lifetime time.Duration
 	pages    *pages
 	static   *staticFiles
-	h        http.Handler
+	cop      *http.CrossOriginProtection
 }
 
-// New returns the console's handler. It panics if a field of deps is nil.
+// New returns the console. It panics if a field of deps is nil.
 func New(deps Deps, opts *Options) *Handler {
 	if deps.Authenticator == nil || deps.APIKeys == nil || deps.Keyring == nil || deps.SigningKeys == nil ||
 		deps.Users == nil || deps.Sessions == nil || deps.AuditLog == nil || deps.Audit == nil {
@@ -213,15 +211,9 @@ func New(deps Deps, opts *Options) *Handler {
 		pages:    parsePages(),
 		static:   loadStatic(),
 	}
-	cop := http.NewCrossOriginProtection()
-	cop.SetDenyHandler(http.HandlerFunc(h.crossOriginDenied))
-	h.h = withSecurityHeaders(cop.Handler(http.HandlerFunc(h.route)))
+	h.cop = http.NewCrossOriginProtection()
+	h.cop.SetDenyHandler(http.HandlerFunc(h.crossOriginDenied))
 	return h
-}
-
-// ServeHTTP implements http.Handler.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.h.ServeHTTP(w, r)
 }
 
 // Prune deletes the stored sessions, of every project, that have ended: last
@@ -236,86 +228,6 @@ func (h *Handler) Prune(ctx context.Context) (int, error) {
 		return n, fmt.Errorf("console: pruning sessions: %w", err)
 	}
 	return n, nil
-}
-
-// route dispatches on the path below /console/. Every page lives directly
-// in the console's directory, so that relative links and redirects are the
-// same from every page.
-func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
-	project, ok := tenant.FromContext(r.Context())
-	if !ok {
-		h.fail(w, r, errNoProject)
-		return
-	}
-	name, ok := strings.CutPrefix(r.URL.Path, "/console/")
-	if !ok {
-		if r.URL.Path == "/console" && isRead(r) {
-			redirect(w, "console/")
-			return
-		}
-		h.notFound(w, r)
-		return
-	}
-	c := &call{w: w, r: r, project: project}
-	if file, ok := strings.CutPrefix(name, "static/"); ok {
-		h.static.serve(w, r, file)
-		return
-	}
-	switch name {
-	case "":
-		h.methods(c, "GET, HEAD", func() { redirect(w, "keys") }, nil)
-	case "signin":
-		h.methods(c, "GET, HEAD, POST", func() { h.signinForm(c) }, func() { h.signin(c) })
-	case "signout":
-		h.methods(c, "POST", nil, func() { h.signout(c) })
-	case "keys":
-		h.methods(c, "GET, HEAD, POST", h.authed(c, h.keyList), h.authed(c, h.createKey))
-	case "revoke":
-		h.methods(c, "GET, HEAD, POST", h.authed(c, h.confirmRevoke), h.authed(c, h.revokeKey))
-	case "roll":
-		h.methods(c, "GET, HEAD, POST", h.authed(c, h.confirmRoll), h.authed(c, h.rollKey))
-	case "signing-keys":
-		h.methods(c, "GET, HEAD", h.authed(c, h.signingKeyList), nil)
-	case "rotate":
-		h.methods(c, "GET, HEAD, POST", h.authed(c, h.confirmRotate), h.authed(c, h.rotate))
-	case "retire":
-		h.methods(c, "GET, HEAD, POST", h.authed(c, h.confirmRetire), h.authed(c, h.retire))
-	case "users":
-		h.methods(c, "GET, HEAD, POST", h.authed(c, h.userList), h.authed(c, h.createUser))
-	case "user":
-		h.methods(c, "GET, HEAD", h.authed(c, h.userPage), nil)
-	case "user-tags":
-		h.methods(c, "POST", nil, h.authed(c, h.setUserTags))
-	case "user-password":
-		h.methods(c, "POST", nil, h.authed(c, h.setUserPassword))
-	case "disable":
-		h.methods(c, "GET, HEAD, POST", h.authed(c, h.confirmDisable), h.authed(c, h.disableUser))
-	case "enable":
-		h.methods(c, "POST", nil, h.authed(c, h.enableUser))
-	case "audit":
-		h.methods(c, "GET, HEAD", h.authed(c, h.auditList), nil)
-	default:
-		h.notFound(w, r)
-	}
-}
-
-// methods calls read for GET and HEAD, write for POST, when given, and
-// answers 405 with allow otherwise.
-func (h *Handler) methods(c *call, allow string, read, write func()) {
-	switch {
-	case isRead(c.r) && read != nil:
-		read()
-	case c.r.Method == http.MethodPost && write != nil:
-		write()
-	default:
-		c.w.Header().Set("Allow", allow)
-		h.errorPage(c.w, c.r, http.StatusMethodNotAllowed, "Method not allowed",
-			"This page does not accept that kind of request.")
-	}
-}
-
-func isRead(r *http.Request) bool {
-	return r.Method == http.MethodGet || r.Method == http.MethodHead
 }
 
 // redirect answers 303 See Other to a location relative to the current

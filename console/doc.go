@@ -3,9 +3,11 @@
 // retire the project's signing keys, administer the project's users and
 // read its audit log.
 //
-// The console serves, for the project that tenant.FromContext names, every
-// path under /console/ of that project's base_url:
+// The console serves, for the project that tenant.FromContext names, these
+// paths of that project's base_url ([Handler.Routes], which a routing
+// table registers):
 //
+//	     /console                redirects to /console/ (any method)
 //	GET  /console/               redirects to keys
 //	GET  /console/signin         the sign-in form
 //	POST /console/signin         signs in (email and password of a user tagged admin)
@@ -33,6 +35,10 @@
 //	GET  /console/audit          the audit log, newest first, paged (limit, cursor) and
 //	                             filtered by action (action=) and target id (target=)
 //	GET  /console/static/...     the stylesheet, script and icon
+//
+// Another path under /console/, or another method, is the routing table's
+// to answer: [Handler.NoRoute] answers it as a console page (404, or 405
+// with Allow).
 //
 // Every link, form action and redirect is relative to the console's own
 // directory, so the console works under any prefix the host strips before
@@ -130,8 +136,9 @@
 // default, on the same authenticator, API keys, keyring, users and store as
 // the API; latchkey.Options.Console tunes it and NoConsole turns it off.
 //
-// A host that assembles the parts itself builds it with [New] and serves it
-// for a project put in the request's context with tenant.NewContext:
+// A host that assembles the parts itself builds it with [New], registers
+// its routes on its own routing table, and serves them for a project put
+// in the request's context with tenant.NewContext:
 //
 //	h := console.New(console.Deps{
 //		Authenticator: auth,                // *identity.Authenticator
@@ -143,6 +150,10 @@
 //		AuditLog:      st,                  // any store.AuditStore
 //		Audit:         audit.New(st, nil),  // records sign-ins and sign-outs
 //	}, nil)
+//	for _, rt := range h.Routes() {
+//		mux.Handle(rt.Pattern, rt.Handler)
+//	}
 //
-// and calls h.Prune from time to time.
+// answers what the table does not match under /console/ with
+// [Handler.NoRoute], and calls h.Prune from time to time.
 package console

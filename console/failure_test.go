@@ -65,7 +65,11 @@ func TestConsole_StoreFailuresFailClosed(t *testing.T) {
 			AuditLog:      f.st,
 			Audit:         audit.New(f.st, nil),
 		}, &console.Options{Now: f.clock.Now})
-		srv := httptest.NewServer(tenant.ByPath("/p/", store.DefaultProject, h))
+		mux := http.NewServeMux()
+		for _, rt := range h.Routes() {
+			mux.Handle(rt.Pattern, rt.Handler)
+		}
+		srv := httptest.NewServer(tenant.ByPath("/p/", store.DefaultProject, mux))
 		t.Cleanup(srv.Close)
 		return srv
 	}

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"iter"
+	"maps"
 	"mime"
 	"net/http"
 	"path"
@@ -73,22 +75,19 @@ func loadStatic() *staticFiles {
 	return s
 }
 
-// serve answers GET and HEAD of static/name. Files are revalidated by
-// ETag on every use (no-cache), so a new release is picked up at once.
-func (s *staticFiles) serve(w http.ResponseWriter, r *http.Request, name string) {
-	f, ok := s.files[name]
-	if !ok || !isRead(r) {
-		if ok {
-			w.Header().Set("Allow", "GET, HEAD")
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		http.Error(w, "404 page not found", http.StatusNotFound)
-		return
-	}
-	hd := w.Header()
-	hd.Set("Content-Type", f.contentType)
-	hd.Set("ETag", f.etag)
-	hd.Set("Cache-Control", "no-cache")
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(f.body))
+// names returns the names of the files.
+func (s *staticFiles) names() iter.Seq[string] { return maps.Keys(s.files) }
+
+// handler returns the handler of static/name, one of names, for GET and
+// HEAD. Files are revalidated by ETag on every use (no-cache), so a new
+// release is picked up at once.
+func (s *staticFiles) handler(name string) http.Handler {
+	f := s.files[name]
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("Content-Type", f.contentType)
+		hd.Set("ETag", f.etag)
+		hd.Set("Cache-Control", "no-cache")
+		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(f.body))
+	})
 }

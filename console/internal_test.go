@@ -113,21 +113,30 @@ func TestParseTags(t *testing.T) {
 	}
 }
 
-func TestNewPager(t *testing.T) {
+func TestPagerOf(t *testing.T) {
 	last := paginate.Cursor{ID: "usr_2", CreatedAt: time.Date(2026, 11, 21, 10, 15, 30, 123456000, time.UTC)}
 	keep := url.Values{"email": {"ann"}, "action": {""}}
+	self := func(c paginate.Cursor) paginate.Cursor { return c }
+	pageOf := func(n int, hasMore bool) paginate.Page[paginate.Cursor] {
+		items := make([]paginate.Cursor, n)
+		if n > 0 {
+			items[n-1] = last
+		}
+		return paginate.Page[paginate.Cursor]{Items: items, HasMore: hasMore}
+	}
 
-	p := newPager("users", keep, paginate.Request{Limit: paginate.DefaultLimit}, 25, true, last)
+	p := pagerOf("users", keep, paginate.Request{Limit: paginate.DefaultLimit}, pageOf(25, true), self)
 	assert.Empty(t, p.First, "the first page links to no first page")
 	assert.Equal(t, "users?cursor="+url.QueryEscape(last.String())+"&email=ann", p.Next)
 	assert.True(t, p.HasMore)
+	assert.Equal(t, 25, p.Count)
 
-	p = newPager("users", keep, paginate.Request{Limit: 10, After: last}, 3, false, last)
+	p = pagerOf("users", keep, paginate.Request{Limit: 10, After: last}, pageOf(3, false), self)
 	assert.Equal(t, "users?email=ann&limit=10", p.First, "a limit that is not the default is kept")
 	assert.Empty(t, p.Next, "the last page has no next")
 	assert.False(t, p.HasMore)
 
-	p = newPager("audit", nil, paginate.Request{Limit: 5}, 0, true, paginate.Cursor{})
+	p = pagerOf("audit", nil, paginate.Request{Limit: 5}, pageOf(0, true), self)
 	assert.False(t, p.HasMore, "an empty page has no next page")
 	assert.Empty(t, p.Next)
 	assert.Equal(t, "audit", pageLink("audit", url.Values{"action": {""}}))

@@ -1,10 +1,12 @@
 package console
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/paginate"
 )
 
@@ -24,26 +26,28 @@ type pager struct {
 	First string
 }
 
-// readPage reads the limit and cursor parameters of c's query by the list
-// rules. For a malformed one it answers 400 with a link to the first page
-// of page (keeping the parameters in keep) and reports false.
-func (h *Handler) readPage(c *call, page string, keep url.Values) (paginate.Request, bool) {
-	req, err := paginate.ParseQuery(c.r.URL.RawQuery)
-	if err != nil {
+// listFailed answers the error of httpapi.ReadList for the list page: a
+// malformed limit or cursor gets a 400 page with a link to the list's first
+// page (keeping the parameters in keep); another error the failure page,
+// with what the console was doing.
+func (h *Handler) listFailed(c *call, page string, keep url.Values, doing string, err error) {
+	if httpapi.BadPage(err) {
 		h.errorPageLink(c.w, c.r, http.StatusBadRequest, "Invalid page link",
 			"The link's limit or cursor is not one the console made, so the console cannot tell which page to show. The list's first page works.",
 			pageLink(page, keep), "Go to the first page")
-		return paginate.Request{}, false
+		return
 	}
-	return req, true
+	h.fail(c.w, c.r, fmt.Errorf("console: %s: %w", doing, err))
 }
 
-// newPager returns the pager of a page of n items of page, read with req,
-// whose last item is at last; keep holds the list's other parameters (its
+// pagerOf returns the pager of p, a page of the list page read with req
+// (paginate.ResponseOf gives its next cursor, from the position cursorOf
+// gives its last item); keep holds the list's other parameters (its
 // filters), which every link keeps, as it keeps a limit that is not the
 // default.
-func newPager(page string, keep url.Values, req paginate.Request, n int, hasMore bool, last paginate.Cursor) pager {
-	p := pager{Count: n, Limit: req.Limit, HasMore: hasMore && n > 0}
+func pagerOf[T any](page string, keep url.Values, req paginate.Request, p paginate.Page[T], cursorOf func(T) paginate.Cursor) pager {
+	pg := paginate.ResponseOf(p, req, cursorOf).Pagination
+	pr := pager{Count: len(p.Items), Limit: pg.Limit, HasMore: pg.HasMore}
 	base := url.Values{}
 	for k, vs := range keep {
 		base[k] = vs
@@ -52,17 +56,17 @@ func newPager(page string, keep url.Values, req paginate.Request, n int, hasMore
 		base.Set("limit", strconv.Itoa(req.Limit))
 	}
 	if !req.After.IsZero() {
-		p.First = pageLink(page, base)
+		pr.First = pageLink(page, base)
 	}
-	if p.HasMore {
+	if pr.HasMore {
 		next := url.Values{}
 		for k, vs := range base {
 			next[k] = vs
 		}
-		next.Set("cursor", last.String())
-		p.Next = pageLink(page, next)
+		next.Set("cursor", pg.NextCursor)
+		pr.Next = pageLink(page, next)
 	}
-	return p
+	return pr
 }
 
 // pageLink returns page with the query q, leaving out empty values.

@@ -215,64 +215,62 @@ func (h *Handler) signout(c *call) {
 	redirect(c.w, "signin?signedout")
 }
 
-// authed returns a function that runs fn for a signed-in administrator of
-// the request's project. Without a live session it redirects to the
-// sign-in page. On a POST it first checks the form token (403 when missing
-// or wrong). It looks the user up, so a deleted or disabled user, or one
-// who lost the admin tag, is refused and their session ended. The request
+// authed runs fn for a signed-in administrator of the request's project.
+// Without a live session it redirects to the sign-in page. For a form (a
+// POST route) it first reads the form and checks its form token (403 when
+// missing or wrong). It looks the user up, so a deleted or disabled user,
+// or one who lost the admin tag, is refused and their session ended. The request
 // fn sees carries the user as the audit actor (package audit), so that the
 // services fn calls record who acted.
-func (h *Handler) authed(c *call, fn func(c *call)) func() {
-	return func() {
-		ctx := c.r.Context()
-		secret := h.cookieValue(c.r, sessionCookie, c.project)
-		s, ok, err := h.findSession(ctx, c.project, secret)
-		switch {
-		case err != nil:
-			h.fail(c.w, c.r, err)
-			return
-		case !ok && secret == "":
-			redirect(c.w, "signin")
-			return
-		case !ok:
-			h.clearCookie(c.w, c.r, sessionCookie, c.project)
-			redirect(c.w, "signin?expired")
-			return
-		}
-		if c.r.Method == http.MethodPost {
-			if err := parseForm(c.w, c.r); err != nil {
-				h.badForm(c.w, c.r, err)
-				return
-			}
-			if !tokensEqual(c.r.PostForm.Get(formTokenField), s.formToken()) {
-				h.badFormToken(c)
-				return
-			}
-		}
-		u, err := h.deps.Users.Get(ctx, c.project, s.rec.UserID)
-		switch {
-		case errors.Is(err, store.ErrNotFound) || err == nil && u.Disabled():
-			h.endSession(ctx, c.project, s.rec.ID)
-			h.clearCookie(c.w, c.r, sessionCookie, c.project)
-			redirect(c.w, "signin?expired")
-			return
-		case err != nil:
-			h.fail(c.w, c.r, fmt.Errorf("console: looking up the signed-in user: %w", err))
-			return
-		case !u.HasTag(AdminTag):
-			h.endSession(ctx, c.project, s.rec.ID)
-			h.clearCookie(c.w, c.r, sessionCookie, c.project)
-			h.log.InfoContext(ctx, "console: session ended, no longer an administrator", "project", c.project, "user", u.ID)
-			h.notAdmin(c, u)
-			return
-		}
-		if !h.touch(ctx, s) {
-			h.clearCookie(c.w, c.r, sessionCookie, c.project)
-			redirect(c.w, "signin?expired")
-			return
-		}
-		c.r = c.r.WithContext(audit.NewContext(ctx, audit.Actor{ID: u.ID, ClientAddr: h.addr(c.r)}))
-		c.sess, c.user = s, u
-		fn(c)
+func (h *Handler) authed(c *call, form bool, fn func(c *call)) {
+	ctx := c.r.Context()
+	secret := h.cookieValue(c.r, sessionCookie, c.project)
+	s, ok, err := h.findSession(ctx, c.project, secret)
+	switch {
+	case err != nil:
+		h.fail(c.w, c.r, err)
+		return
+	case !ok && secret == "":
+		redirect(c.w, "signin")
+		return
+	case !ok:
+		h.clearCookie(c.w, c.r, sessionCookie, c.project)
+		redirect(c.w, "signin?expired")
+		return
 	}
+	if form {
+		if err := parseForm(c.w, c.r); err != nil {
+			h.badForm(c.w, c.r, err)
+			return
+		}
+		if !tokensEqual(c.r.PostForm.Get(formTokenField), s.formToken()) {
+			h.badFormToken(c)
+			return
+		}
+	}
+	u, err := h.deps.Users.Get(ctx, c.project, s.rec.UserID)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || err == nil && u.Disabled():
+		h.endSession(ctx, c.project, s.rec.ID)
+		h.clearCookie(c.w, c.r, sessionCookie, c.project)
+		redirect(c.w, "signin?expired")
+		return
+	case err != nil:
+		h.fail(c.w, c.r, fmt.Errorf("console: looking up the signed-in user: %w", err))
+		return
+	case !u.HasTag(AdminTag):
+		h.endSession(ctx, c.project, s.rec.ID)
+		h.clearCookie(c.w, c.r, sessionCookie, c.project)
+		h.log.InfoContext(ctx, "console: session ended, no longer an administrator", "project", c.project, "user", u.ID)
+		h.notAdmin(c, u)
+		return
+	}
+	if !h.touch(ctx, s) {
+		h.clearCookie(c.w, c.r, sessionCookie, c.project)
+		redirect(c.w, "signin?expired")
+		return
+	}
+	c.r = c.r.WithContext(audit.NewContext(ctx, audit.Actor{ID: u.ID, ClientAddr: h.addr(c.r)}))
+	c.sess, c.user = s, u
+	fn(c)
 }

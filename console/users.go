@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 )
@@ -123,26 +125,27 @@ func (h *Handler) renderUsers(c *call, status int, form newUserForm) {
 		h.errorPageLink(c.w, c.r, http.StatusBadRequest, "Search too long", msgSearchTooLong, "users", "Show every user")
 		return
 	}
-	req, ok := h.readPage(c, "users", keep)
-	if !ok {
-		return
-	}
-	page, err := h.deps.Users.List(c.r.Context(), c.project, search, req)
+	page, req, err := httpapi.ReadList(c.r, func(ctx context.Context, project string, req paginate.Request) (paginate.Page[store.User], error) {
+		return h.deps.Users.List(ctx, project, search, req)
+	})
 	if err != nil {
-		h.fail(c.w, c.r, fmt.Errorf("console: listing users: %w", err))
+		h.listFailed(c, "users", keep, "listing users", err)
 		return
 	}
 	d := usersData{Search: search, Form: form}
 	if req.Limit != paginate.DefaultLimit {
 		d.Limit = req.Limit
 	}
-	var last paginate.Cursor
 	for _, u := range page.Items {
 		d.Users = append(d.Users, userRow{User: u, Self: u.ID == c.user.ID})
-		last = paginate.Cursor{ID: u.ID, CreatedAt: u.CreatedAt}
 	}
-	d.Pager = newPager("users", keep, req, len(page.Items), page.HasMore, last)
+	d.Pager = pagerOf("users", keep, req, page, userCursor)
 	h.render(c.w, c.r, status, pageUsers, h.page(c, "Users", "users", d))
+}
+
+// userCursor is the position of u in the user list.
+func userCursor(u store.User) paginate.Cursor {
+	return paginate.Cursor{ID: u.ID, CreatedAt: u.CreatedAt}
 }
 
 // createUser serves POST users: a new user with the given email, tags and

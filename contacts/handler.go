@@ -1,7 +1,6 @@
 package contacts
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -9,9 +8,7 @@ import (
 
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/paginate"
-	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
-	"github.com/latchkey-dev/latchkey/tenant"
 )
 
 // Options configures the handler. A nil *Options and every zero field mean
@@ -23,7 +20,7 @@ type Options struct {
 
 // handler serves GET /v1/contacts.
 type handler struct {
-	contacts store.ContactStore
+	contacts httpapi.ListFunc[store.Contact]
 	logger   *slog.Logger
 	bodies   sync.Pool // of *[]byte, response bodies for reuse
 }
@@ -39,7 +36,7 @@ func NewHandler(st store.ContactStore, opts *Options) http.Handler {
 	if opts == nil {
 		opts = &Options{}
 	}
-	h := &handler{contacts: st, logger: opts.Logger}
+	h := &handler{contacts: st.ListContacts, logger: opts.Logger}
 	if h.logger == nil {
 		h.logger = slog.Default()
 	}
@@ -69,24 +66,7 @@ func (h *handler) putBody(b *[]byte) {
 
 // list answers one page of the project's contacts.
 func (h *handler) list(w http.ResponseWriter, r *http.Request) error {
-	project, ok := tenant.FromContext(r.Context())
-	if !ok {
-		return errors.New("contacts: no project in the request context")
-	}
-	// ParseQuery reads the raw query without building url.Values, and
-	// rejects a limit or cursor that r.URL.Query() would silently drop.
-	req, err := paginate.ParseQuery(r.URL.RawQuery)
-	switch {
-	case errors.Is(err, paginate.ErrInvalidLimit):
-		return problem.Errorf(problem.CodeInvalidParameter,
-			"The limit parameter must be given once, as an integer from 1 to %d.", paginate.MaxLimit)
-	case errors.Is(err, paginate.ErrInvalidCursor):
-		return problem.New(problem.CodeInvalidCursor,
-			"The cursor parameter must be given once, as pagination.next_cursor of a previous page.")
-	case err != nil:
-		return err
-	}
-	page, err := h.contacts.ListContacts(r.Context(), project, req)
+	page, req, err := httpapi.ReadList(r, h.contacts)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package paginate
 
 import (
-	"net/url"
 	"testing"
 	"time"
 )
@@ -27,16 +26,6 @@ func BenchmarkCursorString(b *testing.B) {
 	for b.Loop() {
 		if benchCursor.String() == "" {
 			b.Fatal("empty cursor")
-		}
-	}
-}
-
-func BenchmarkParseRequest(b *testing.B) {
-	q := url.Values{"limit": {"25"}, "cursor": {benchCursor.String()}}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := ParseRequest(q); err != nil {
-			b.Fatal(err)
 		}
 	}
 }

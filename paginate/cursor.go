@@ -10,7 +10,7 @@ import (
 )
 
 // ErrInvalidCursor is matched (with errors.Is) by every error ParseCursor and
-// ParseRequest return for a cursor that is not one Latchkey produced.
+// ParseQuery return for a cursor that is not one Latchkey produced.
 var ErrInvalidCursor = errors.New("paginate: invalid cursor")
 
 // TimeLayout is the layout of the timestamp half of a cursor: RFC 3339 in UTC

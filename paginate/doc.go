@@ -15,7 +15,7 @@
 //
 // # Usage
 //
-//	req, err := paginate.ParseQuery(r.URL.RawQuery) // or ParseRequest(r.URL.Query())
+//	req, err := paginate.ParseQuery(r.URL.RawQuery)
 //	if err != nil {
 //		// err matches ErrInvalidLimit or ErrInvalidCursor: answer 400.
 //	}

@@ -36,10 +36,10 @@ func errClass(err error) string {
 }
 
 // viaValues is what the contacts handler did before ParseQuery:
-// ParseRequest(r.URL.Query()).
+// parseValues(r.URL.Query()).
 func viaValues(raw string) (Request, error) {
 	q, _ := url.ParseQuery(raw)
-	return ParseRequest(q)
+	return parseValues(q)
 }
 
 // documentedValues builds the url.Values that ParseQuery's documented rule
@@ -68,7 +68,7 @@ func documentedValues(raw string) url.Values {
 }
 
 // TestParseQuery_Accepted covers queries url.ParseQuery accepts: ParseQuery
-// returns the stated result, which is also what ParseRequest returns for
+// returns the stated result, which is also what parseValues returns for
 // url.ParseQuery's values.
 func TestParseQuery_Accepted(t *testing.T) {
 	ts := "2026-11-21T22:00:45.123456Z"
@@ -129,11 +129,11 @@ func TestParseQuery_Accepted(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			q, err := url.ParseQuery(tc.query)
 			require.NoError(t, err, "the case must be one url.ParseQuery accepts")
-			wantReq, wantErr := ParseRequest(q)
+			wantReq, wantErr := parseValues(q)
 
 			got, err := ParseQuery(tc.query)
 			assert.Equal(t, tc.class, errClass(err), "ParseQuery(%q) error %v", tc.query, err)
-			assert.Equal(t, errClass(wantErr), errClass(err), "ParseRequest gives %v", wantErr)
+			assert.Equal(t, errClass(wantErr), errClass(err), "parseValues gives %v", wantErr)
 			if tc.class == "" {
 				assert.Equal(t, tc.want, got)
 				assert.Equal(t, wantReq, got)
@@ -203,11 +203,11 @@ func TestParseQuery_ManyPairs(t *testing.T) {
 	assert.Equal(t, Request{Limit: 5}, got)
 }
 
-// FuzzParseQueryMatchesParseRequest checks ParseQuery against
-// url.ParseQuery and ParseRequest: the same Request and error class
+// FuzzParseQueryMatchesParseValues checks ParseQuery against
+// url.ParseQuery and parseValues: the same Request and error class
 // wherever url.ParseQuery succeeds, and the documented rule for malformed
 // pairs elsewhere.
-func FuzzParseQueryMatchesParseRequest(f *testing.F) {
+func FuzzParseQueryMatchesParseValues(f *testing.F) {
 	for _, s := range []string{
 		"", "limit=25", deepQuery, "%6Cimit=5", "limit=+5", "limit", "cursor",
 		"&&limit=5&&x", "limit=5&limit=5", "cursor=ct%5F1%3A2026-11-21T22%3A00%3A45.123456Z",
@@ -222,7 +222,7 @@ func FuzzParseQueryMatchesParseRequest(f *testing.F) {
 
 // FuzzParseQueryEscapedCursor builds queries of a limit and a cursor,
 // usually valid ones, escaping each byte or not as mask says, and checks them
-// as FuzzParseQueryMatchesParseRequest does.
+// as FuzzParseQueryMatchesParseValues does.
 func FuzzParseQueryEscapedCursor(f *testing.F) {
 	f.Add("25", deepCursor.String(), []byte{0})
 	f.Add("7", "ct_1:2026-02-29T00:00:00.000000Z", []byte{1, 0, 2, 3})
@@ -266,7 +266,7 @@ func escapeByMask(s string, mask []byte) string {
 	return b.String()
 }
 
-// checkParseQuery fails t unless ParseQuery(raw) returns what ParseRequest
+// checkParseQuery fails t unless ParseQuery(raw) returns what parseValues
 // returns for url.ParseQuery(raw) where that succeeds, or for
 // documentedValues(raw) where it does not.
 func checkParseQuery(t *testing.T, raw string) {
@@ -279,9 +279,9 @@ func checkParseQuery(t *testing.T, raw string) {
 		if d := documentedValues(raw); !equalValues(d, q) {
 			t.Fatalf("documentedValues(%q) = %q, url.ParseQuery gives %q", raw, d, q)
 		}
-		want, wantErr = ParseRequest(q)
+		want, wantErr = parseValues(q)
 	} else {
-		want, wantErr = ParseRequest(documentedValues(raw))
+		want, wantErr = parseValues(documentedValues(raw))
 	}
 	if errClass(gotErr) != errClass(wantErr) {
 		t.Fatalf("ParseQuery(%q) error %v, want class of %v", raw, gotErr, wantErr)
@@ -297,7 +297,7 @@ func checkParseQuery(t *testing.T, raw string) {
 
 // referenceParseLimit is parseLimit as it was first written, on
 // strconv.ParseUint: the reference for the saturating parser that
-// ParseRequest and ParseQuery share.
+// parseValues and ParseQuery share.
 func referenceParseLimit(s string) (int, error) {
 	if s == "" {
 		return 0, errBadLimit
@@ -356,7 +356,7 @@ func equalValues(a, b url.Values) bool {
 }
 
 // BenchmarkParseQuery compares ParseQuery with what the contacts handler did
-// before, ParseRequest of url.ParseQuery's values, on the queries of the
+// before, parseValues of url.ParseQuery's values, on the queries of the
 // first page and of a page after a cursor. Compare with
 // benchstat -col /impl.
 func BenchmarkParseQuery(b *testing.B) {

@@ -15,7 +15,7 @@ const (
 	MaxLimit = 100
 )
 
-// ErrInvalidLimit is matched (with errors.Is) by every error ParseRequest
+// ErrInvalidLimit is matched (with errors.Is) by every error ParseQuery
 // returns for a bad limit parameter.
 var ErrInvalidLimit = errors.New("paginate: invalid limit")
 
@@ -27,38 +27,6 @@ type Request struct {
 	// After is the position the page starts strictly after; the zero Cursor
 	// asks for the first page.
 	After Cursor
-}
-
-// ParseRequest reads the limit and cursor query parameters.
-//
-// A missing limit means DefaultLimit; a limit above MaxLimit is clamped to
-// MaxLimit. A limit that is zero, negative, not a decimal integer, or given
-// more than once returns an error matching ErrInvalidLimit. A missing cursor
-// asks for the first page; a cursor given more than once, empty, or not one
-// ParseCursor accepts returns an error matching ErrInvalidCursor.
-func ParseRequest(q url.Values) (Request, error) {
-	req := Request{Limit: DefaultLimit}
-	if vs, ok := q["limit"]; ok {
-		if len(vs) != 1 {
-			return Request{}, fmt.Errorf("%w: limit given %d times", ErrInvalidLimit, len(vs))
-		}
-		n, err := parseLimit(vs[0])
-		if err != nil {
-			return Request{}, err
-		}
-		req.Limit = n
-	}
-	if vs, ok := q["cursor"]; ok {
-		if len(vs) != 1 {
-			return Request{}, fmt.Errorf("%w: cursor given %d times", ErrInvalidCursor, len(vs))
-		}
-		c, err := ParseCursor(vs[0])
-		if err != nil {
-			return Request{}, err
-		}
-		req.After = c
-	}
-	return req, nil
 }
 
 // errBadLimit is the error of every limit that is not a positive decimal
@@ -100,17 +68,22 @@ var (
 )
 
 // ParseQuery reads the limit and cursor parameters from rawQuery, a query
-// string without its '?' as [url.URL.RawQuery] holds it, by the rules of
-// [ParseRequest], without building a [url.Values].
+// string without its '?' as [url.URL.RawQuery] holds it, without building a
+// [url.Values]. It is the one parser of every list's parameters.
 //
-// Whenever url.ParseQuery(rawQuery) succeeds, ParseQuery returns the Request
-// that ParseRequest returns for its result, or an error matching the same
-// one of ErrInvalidLimit and ErrInvalidCursor. The query is read as
-// url.ParseQuery reads it: pairs are split at '&' only and empty pairs are
-// skipped; a pair is split at its first '='; a pair without '=' has an empty
-// value; keys and values are unescaped, '+' meaning a space, so that
-// "%6Cimit=5" is a limit; a key given twice counts twice; and other keys are
-// ignored.
+// A missing limit means DefaultLimit; a limit above MaxLimit is clamped to
+// MaxLimit. A limit that is zero, negative, not a decimal integer, or given
+// more than once returns an error matching ErrInvalidLimit. A missing cursor
+// asks for the first page; a cursor given more than once, empty, or not one
+// ParseCursor accepts returns an error matching ErrInvalidCursor.
+//
+// The query is read as url.ParseQuery reads it: pairs are split at '&' only
+// and empty pairs are skipped; a pair is split at its first '='; a pair
+// without '=' has an empty value; keys and values are unescaped, '+'
+// meaning a space, so that "%6Cimit=5" is a limit; a key given twice
+// counts twice; and other keys are ignored. Whenever
+// url.ParseQuery(rawQuery) succeeds, ParseQuery thus reads the same
+// parameters as r.URL.Query() would.
 //
 // ParseQuery departs from r.URL.Query() only where url.ParseQuery reports
 // an error. A pair holding a ';' or a malformed %-escape, which

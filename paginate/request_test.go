@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestParseRequest_Limit(t *testing.T) {
+func TestParseQuery_Limit(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		query string
@@ -26,9 +26,7 @@ func TestParseRequest_Limit(t *testing.T) {
 		{"leading zero", "limit=007", 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q, err := url.ParseQuery(tc.query)
-			require.NoError(t, err)
-			req, err := ParseRequest(q)
+			req, err := ParseQuery(tc.query)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, req.Limit)
 			assert.True(t, req.After.IsZero())
@@ -36,37 +34,35 @@ func TestParseRequest_Limit(t *testing.T) {
 	}
 }
 
-func TestParseRequest_BadLimit(t *testing.T) {
+func TestParseQuery_BadLimit(t *testing.T) {
 	for _, query := range []string{
 		"limit=0", "limit=-1", "limit=abc", "limit=", "limit=1.5", "limit=+5",
 		"limit=1e2", "limit=%201", "limit=0x10", "limit=5&limit=5", "limit=00",
 	} {
 		t.Run(query, func(t *testing.T) {
-			q, err := url.ParseQuery(query)
-			require.NoError(t, err)
-			_, err = ParseRequest(q)
-			assert.ErrorIs(t, err, ErrInvalidLimit, "ParseRequest(%q)", query)
+			_, err := ParseQuery(query)
+			assert.ErrorIs(t, err, ErrInvalidLimit, "ParseQuery(%q)", query)
 		})
 	}
 }
 
-func TestParseRequest_Cursor(t *testing.T) {
+func TestParseQuery_Cursor(t *testing.T) {
 	q := url.Values{"cursor": {"ct_9:2026-11-21T10:15:30.123456Z"}, "limit": {"10"}}
-	req, err := ParseRequest(q)
+	req, err := ParseQuery(q.Encode())
 	require.NoError(t, err)
 	assert.Equal(t, 10, req.Limit)
 	assert.Equal(t, "ct_9", req.After.ID)
 	assert.True(t, req.After.CreatedAt.Equal(time.Date(2026, 11, 21, 10, 15, 30, 123456000, time.UTC)))
 }
 
-func TestParseRequest_BadCursor(t *testing.T) {
+func TestParseQuery_BadCursor(t *testing.T) {
 	for name, q := range map[string]url.Values{
 		"garbage":  {"cursor": {"nope"}},
 		"empty":    {"cursor": {""}},
 		"repeated": {"cursor": {"ct_1:2026-11-21T10:15:30.123456Z", "ct_1:2026-11-21T10:15:30.123456Z"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := ParseRequest(q)
+			_, err := ParseQuery(q.Encode())
 			assert.ErrorIs(t, err, ErrInvalidCursor)
 		})
 	}

@@ -18,7 +18,6 @@ package revocations
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -32,7 +31,6 @@ import (
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/store"
-	"github.com/latchkey-dev/latchkey/tenant"
 )
 
 // MaxWait is the longest long poll, in seconds.
@@ -139,20 +137,16 @@ func cursorOf(rv store.Revocation) paginate.Cursor {
 	return paginate.Cursor{ID: rv.ID, CreatedAt: rv.RevokedAt}
 }
 
+// list answers one page of the feed, held up to the request's wait while
+// it is empty (read).
 func (f *Feed) list(w http.ResponseWriter, r *http.Request) error {
-	project, ok := tenant.FromContext(r.Context())
-	if !ok {
-		return errors.New("revocations: no project in the request context")
-	}
-	req, err := httpapi.ParsePage(r.URL.RawQuery)
-	if err != nil {
-		return err
-	}
-	wait, err := parseWait(r.URL.RawQuery)
-	if err != nil {
-		return err
-	}
-	page, err := f.read(w, r, project, req, wait)
+	page, req, err := httpapi.ReadList(r, func(ctx context.Context, project string, req paginate.Request) (paginate.Page[store.Revocation], error) {
+		wait, err := parseWait(r.URL.RawQuery)
+		if err != nil {
+			return paginate.Page[store.Revocation]{}, err
+		}
+		return f.read(ctx, w, project, req, wait)
+	})
 	if err != nil {
 		return err
 	}
@@ -161,8 +155,7 @@ func (f *Feed) list(w http.ResponseWriter, r *http.Request) error {
 
 // read returns the page req asks for; if it is empty and wait is positive,
 // it waits up to wait for an item and reads again.
-func (f *Feed) read(w http.ResponseWriter, r *http.Request, project string, req paginate.Request, wait time.Duration) (paginate.Page[store.Revocation], error) {
-	ctx := r.Context()
+func (f *Feed) read(ctx context.Context, w http.ResponseWriter, project string, req paginate.Request, wait time.Duration) (paginate.Page[store.Revocation], error) {
 	if wait <= 0 {
 		return f.st.ListRevocations(ctx, project, req)
 	}

@@ -527,7 +527,7 @@ func cmdAuditList(ctx context.Context, env *env, args []string) error {
 	if *cursor != "" {
 		q.Set("cursor", *cursor)
 	}
-	req, err := paginate.ParseRequest(q)
+	req, err := paginate.ParseQuery(q.Encode())
 	switch {
 	case errors.Is(err, paginate.ErrInvalidLimit):
 		return usagef(fs.Name(), "-limit must be an integer from 1 to %d", paginate.MaxLimit)
