@@ -21,6 +21,8 @@ import (
 	"github.com/latchkey-dev/latchkey"
 	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/mysql"
+	"github.com/latchkey-dev/latchkey/store/mysql/mytest"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
 )
 
@@ -33,13 +35,47 @@ type node struct {
 	srv *httptest.Server
 }
 
-// twoNodes starts two nodes on one SQLite file, as two processes would run.
-func twoNodes(t *testing.T, opts func() *latchkey.Options) (a, b *node) {
+// nodePair starts two nodes on one database; opts, if not nil, gives each
+// node's options.
+type nodePair func(t *testing.T, opts func() *latchkey.Options) (a, b *node)
+
+// onEachBackend runs test with two nodes on one SQLite file, as two
+// processes would run, and with two nodes on one MySQL or MariaDB database
+// (mytest: skipped without a server, failed in CI), as two instances would.
+func onEachBackend(t *testing.T, test func(t *testing.T, twoNodes nodePair)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, twoSQLiteNodes) })
+	t.Run("mysql", func(t *testing.T) { test(t, twoMySQLNodes) })
+}
+
+// twoSQLiteNodes starts two nodes on one SQLite file, as two processes
+// would run.
+func twoSQLiteNodes(t *testing.T, opts func() *latchkey.Options) (a, b *node) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "latchkey.db")
-	start := func() *node {
+	return twoNodesOn(t, opts, func() store.Store {
 		st, err := sqlite.Open(context.Background(), path, &sqlite.Options{Logger: testLogger(t)})
 		require.NoError(t, err)
+		return st
+	})
+}
+
+// twoMySQLNodes starts two nodes on one MySQL or MariaDB database, each
+// with its own pool, as two server instances would run.
+func twoMySQLNodes(t *testing.T, opts func() *latchkey.Options) (a, b *node) {
+	t.Helper()
+	dbURL := mytest.NewDatabase(t)
+	return twoNodesOn(t, opts, func() store.Store {
+		st, err := mysql.Open(context.Background(), dbURL, &mysql.Options{Logger: testLogger(t), MaxConns: 8})
+		require.NoError(t, err)
+		return st
+	})
+}
+
+// twoNodesOn starts two nodes, each on a store open returns.
+func twoNodesOn(t *testing.T, opts func() *latchkey.Options, open func() store.Store) (a, b *node) {
+	t.Helper()
+	start := func() *node {
+		st := open()
 		t.Cleanup(func() { _ = st.Close() })
 		var o *latchkey.Options
 		if opts != nil {
@@ -109,6 +145,10 @@ func problemCode(t *testing.T, body string) string {
 // request: the refresh token (401 invalid_refresh_token) and the login
 // tokens (401 invalid_token), including one that instance had cached.
 func TestLogout_EndsTheSessionOnEveryInstance(t *testing.T) {
+	onEachBackend(t, testLogoutEndsTheSessionOnEveryInstance)
+}
+
+func testLogoutEndsTheSessionOnEveryInstance(t *testing.T, twoNodes nodePair) {
 	a, b := twoNodes(t, nil)
 	ctx := context.Background()
 	_, err := a.lk.Users().Create(ctx, "default", "ada@example.com", "pw-ada-secret", nil)
@@ -141,7 +181,9 @@ func TestLogout_EndsTheSessionOnEveryInstance(t *testing.T) {
 // A refresh racing a logout on another instance never leaves a usable
 // successor: once both have answered, whatever the refresh returned is
 // refused.
-func TestLogout_RacingRefresh(t *testing.T) {
+func TestLogout_RacingRefresh(t *testing.T) { onEachBackend(t, testLogoutRacingRefresh) }
+
+func testLogoutRacingRefresh(t *testing.T, twoNodes nodePair) {
 	a, b := twoNodes(t, nil)
 	ctx := context.Background()
 	_, err := a.lk.Users().Create(ctx, "default", "ada@example.com", "pw-ada-secret", nil)
@@ -180,6 +222,10 @@ func TestLogout_RacingRefresh(t *testing.T) {
 // Disabling a user on one instance refuses their tokens on the other from
 // the next request; enabling restores login, not the sessions.
 func TestDisableUser_EndsSessionsEverywhere(t *testing.T) {
+	onEachBackend(t, testDisableUserEndsSessionsEverywhere)
+}
+
+func testDisableUserEndsSessionsEverywhere(t *testing.T, twoNodes nodePair) {
 	a, b := twoNodes(t, nil)
 	ctx := context.Background()
 	u, err := a.lk.Users().Create(ctx, "default", "ada@example.com", "pw-ada-secret", nil)
@@ -206,7 +252,9 @@ func TestDisableUser_EndsSessionsEverywhere(t *testing.T) {
 // Tokens carry iss from Options.Issuer; the discovery document names the
 // issuer and the endpoints under it, with CORS for any origin; Latchkey
 // itself accepts a token whatever its iss.
-func TestDiscoveryAndIssuer(t *testing.T) {
+func TestDiscoveryAndIssuer(t *testing.T) { onEachBackend(t, testDiscoveryAndIssuer) }
+
+func testDiscoveryAndIssuer(t *testing.T, twoNodes nodePair) {
 	issuer := func(p string) string {
 		if p == store.DefaultProject {
 			return "https://id.example.com"
@@ -287,7 +335,9 @@ type feedPage struct {
 // item per revocation: an API key revoked, a signing key retired, a session
 // ended by logout or replay, a user disabled. It needs an API key of the
 // project; a login token is 403.
-func TestRevocationFeed(t *testing.T) {
+func TestRevocationFeed(t *testing.T) { onEachBackend(t, testRevocationFeed) }
+
+func testRevocationFeed(t *testing.T, twoNodes nodePair) {
 	a, b := twoNodes(t, func() *latchkey.Options {
 		return &latchkey.Options{Identity: &identity.Options{NoReuseWindow: true}}
 	})
@@ -372,7 +422,9 @@ func TestRevocationFeed(t *testing.T) {
 
 // A long poll answers as soon as a revocation lands, made by another
 // instance, and answers an empty page when its wait runs out.
-func TestRevocationFeed_LongPoll(t *testing.T) {
+func TestRevocationFeed_LongPoll(t *testing.T) { onEachBackend(t, testRevocationFeedLongPoll) }
+
+func testRevocationFeedLongPoll(t *testing.T, twoNodes nodePair) {
 	a, b := twoNodes(t, nil)
 	ctx := context.Background()
 	_, reader, err := a.lk.APIKeys().Create(ctx, "default", "verifier")

@@ -22,7 +22,7 @@ import (
 // forbidden otherwise; a key without scopes calls them all. A scoped key
 // that is revoked is answered 401, not 403.
 func TestScopedKeys_OnEveryEndpoint(t *testing.T) {
-	a, _ := twoNodes(t, nil)
+	a, _ := twoSQLiteNodes(t, nil)
 	ctx := context.Background()
 	createContact(t, a.lk.Store(), "default", "Grace")
 	mk := func(scopes ...string) (string, string) {
@@ -141,8 +141,11 @@ func testRollOverlap(t *testing.T, lk *latchkey.Latchkey, clock *testutil.Clock,
 	require.Equal(t, end.UTC().Format(paginate.TimeLayout), page.Data[0].RevokedAt, "the item's revoked_at is the end of the overlap")
 }
 
-// A roll with an overlap on two processes sharing one SQLite file.
-func TestRollOverlap_TwoInstances(t *testing.T) {
+// A roll with an overlap on two processes sharing one SQLite file, and on
+// two instances sharing one MySQL or MariaDB database.
+func TestRollOverlap_TwoInstances(t *testing.T) { onEachBackend(t, testRollOverlapTwoInstances) }
+
+func testRollOverlapTwoInstances(t *testing.T, twoNodes nodePair) {
 	clock := testutil.NewClock(time.Now().Add(-2 * time.Hour))
 	a, b := twoNodes(t, func() *latchkey.Options { return &latchkey.Options{Now: clock.Now} })
 	testRollOverlap(t, a.lk, clock, []getter{a.get, b.get})

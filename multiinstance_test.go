@@ -16,6 +16,9 @@ import (
 
 	"github.com/latchkey-dev/latchkey"
 	"github.com/latchkey-dev/latchkey/internal/testutil"
+	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/mysql"
+	"github.com/latchkey-dev/latchkey/store/mysql/mytest"
 	"github.com/latchkey-dev/latchkey/store/postgres"
 	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
 )
@@ -30,7 +33,13 @@ type instance struct {
 
 func startInstance(t *testing.T, dbURL string, now func() time.Time) instance {
 	t.Helper()
-	st, err := postgres.Open(t.Context(), dbURL, &postgres.Options{Logger: testLogger(t), MaxConns: 8})
+	var st store.Store
+	var err error
+	if strings.HasPrefix(dbURL, "mysql://") {
+		st, err = mysql.Open(t.Context(), dbURL, &mysql.Options{Logger: testLogger(t), MaxConns: 8})
+	} else {
+		st, err = postgres.Open(t.Context(), dbURL, &postgres.Options{Logger: testLogger(t), MaxConns: 8})
+	}
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	lk, h := newPathLatchkey(t, st, &latchkey.Options{Now: now})
@@ -91,8 +100,14 @@ func codeOf(body string) string {
 // TestMultiInstance runs two instances on one PostgreSQL database and checks
 // that every rule holds across them: revocation, the refresh race, replay
 // detection and login throttling.
-func TestMultiInstance(t *testing.T) {
-	dbURL := pgtest.NewDatabase(t)
+func TestMultiInstance(t *testing.T) { multiInstance(t, pgtest.NewDatabase(t)) }
+
+// TestMultiInstance_MySQL is TestMultiInstance on one MySQL or MariaDB
+// database.
+func TestMultiInstance_MySQL(t *testing.T) { multiInstance(t, mytest.NewDatabase(t)) }
+
+// multiInstance runs two instances on the database dbURL names.
+func multiInstance(t *testing.T, dbURL string) {
 	// A settable time shared by the two instances, so that the test can
 	// step past the refresh reuse window without sleeping.
 	clk := testutil.NewClock(time.Now().Round(0))

@@ -11,7 +11,7 @@ import "context"
 //
 //	if wc, ok := st.(store.WritableChecker); ok { ... }
 //
-// store/postgres and store/sqlite implement it.
+// store/postgres, store/sqlite and store/mysql implement it.
 type WritableChecker interface {
 	// CheckWritable returns nil when the database can take a write now,
 	// and otherwise an error matching ErrUnavailable. It writes nothing,

@@ -119,6 +119,7 @@ type config struct {
 	pg          string
 
 	postgres string // -postgres: the PostgreSQL load benchmark (postgres.go)
+	mysql    string // -mysql: the MySQL/MariaDB load benchmark (mysql.go)
 }
 
 func main() {
@@ -138,6 +139,7 @@ func main() {
 	flag.IntVar(&c.revocations, "revocations", 100, "revocations per series (-propagation)")
 	flag.StringVar(&c.pg, "pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server on which -propagation creates and drops a database")
 	flag.StringVar(&c.postgres, "postgres", "", "run the load benchmark on PostgreSQL instead: a server URL on which it creates and drops a database (see postgres.go)")
+	flag.StringVar(&c.mysql, "mysql", "", "run the load benchmark on MySQL or MariaDB instead: a mysql:// server URL on which it creates and drops a database (see mysql.go)")
 	flag.Parse()
 	if c.rounds < 1 {
 		fmt.Fprintln(os.Stderr, "bench: -rounds must be at least 1")
@@ -164,6 +166,9 @@ func main() {
 	}
 	if c.postgres != "" {
 		run = runPostgres
+	}
+	if c.mysql != "" {
+		run = runMySQL
 	}
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -84,7 +84,7 @@ func curlLines(baseURL string, sf *storeFlags, password string) string {
 	case sf.db != "" && dbURLHasPassword(sf.db):
 		// The lines are printed: never the database's password.
 		where += ` -db "$LATCHKEY_DB"`
-		setup = "# set LATCHKEY_DB to the -db URL this server runs with\n    LATCHKEY_DB='postgres://...'\n    "
+		setup = "# set LATCHKEY_DB to the -db URL this server runs with\n    LATCHKEY_DB='" + dbScheme(sf.db) + "://...'\n    "
 	case sf.db != "":
 		where += " -db " + shellQuote(sf.db)
 	}
@@ -120,6 +120,13 @@ func dbURLHasPassword(db string) bool {
 	}
 	_, has := u.User.Password()
 	return has || u.Query().Has("password")
+}
+
+// dbScheme returns the scheme of the -db URL: postgres, postgresql or
+// mysql.
+func dbScheme(db string) string {
+	scheme, _, _ := strings.Cut(db, "://")
+	return scheme
 }
 
 // shellQuote quotes s for a POSIX shell.

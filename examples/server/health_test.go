@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/mysql"
+	"github.com/latchkey-dev/latchkey/store/mysql/mytest"
 	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
 )
 
@@ -120,6 +122,51 @@ func TestE2E_healthzReadOnlyPostgres(t *testing.T) {
 		k := ok(t, dir, "", "key create", "-db", db, "-project", "acme", "-name", "cli")[0]
 		return issuerOf(t, k["token"].(string)) == standbyURL+"/p/acme"
 	}, 15*time.Second, 200*time.Millisecond, "the public URL of the server started on the read-only database")
+}
+
+// TestE2E_healthzReadOnlyMySQL runs two servers on one MySQL or MariaDB
+// database, the second with read-only sessions (a replica's writes are
+// refused alike; MariaDB has no read-only database, and the server's
+// read_only is shared by every test): the first's /healthz is 200 and its
+// login works; the second starts, and its /healthz is 503 with only
+// {"status":"unavailable"}, and so is a login, with Retry-After.
+func TestE2E_healthzReadOnlyMySQL(t *testing.T) {
+	db := mytest.NewDatabase(t)
+	dir := t.TempDir()
+	ok(t, dir, "", "project create", "-db", db, "acme")
+	ok(t, dir, "pw-of-ada\n", "user create", "-db", db, "-project", "acme", "-email", "ada@example.com")
+	st, err := mysql.Open(t.Context(), db, nil)
+	require.NoError(t, err)
+	readOnly := "transaction_read_only"
+	if st.MariaDB() {
+		readOnly = "tx_read_only" // MariaDB before 11.1
+	}
+	require.NoError(t, st.Close())
+	healthz := func(s *server) (int, string) {
+		r := s.do("GET", "/healthz", "", "")
+		return r.status, strings.TrimSpace(string(r.body))
+	}
+	login := func(s *server) result {
+		return s.do("POST", "/p/acme/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-of-ada"}`)
+	}
+
+	s := startServer(t, dir, "-db", db)
+	code, body := healthz(s)
+	require.Equal(t, http.StatusOK, code)
+	require.JSONEq(t, `{"status":"ok"}`, body)
+
+	replica := startServer(t, dir, "-db", db+"?"+readOnly+"=1")
+	code, body = healthz(replica)
+	assert.Equal(t, http.StatusServiceUnavailable, code, "a server whose sessions cannot write")
+	assert.JSONEq(t, `{"status":"unavailable"}`, body, "reveals nothing else")
+	r := login(replica)
+	assert.Equal(t, http.StatusServiceUnavailable, r.status, string(r.body))
+	assert.NotEmpty(t, r.header.Get("Retry-After"))
+
+	code, _ = healthz(s)
+	assert.Equal(t, http.StatusOK, code, "the server that can write")
+	r = login(s)
+	assert.Equal(t, http.StatusOK, r.status, string(r.body))
 }
 
 // endSessions ends every other session on the database of dbURL, as a

@@ -34,7 +34,8 @@
 // # Storage and master key
 //
 // -data DIR (default ./latchkey-data) holds the SQLite database latchkey.db
-// and master.key. -db postgres://... uses PostgreSQL instead of SQLite.
+// and master.key. -db postgres://... uses PostgreSQL instead of SQLite, and
+// -db mysql://user:pass@host:port/db MySQL 8.0+ or MariaDB 10.11+.
 // The master key is LATCHKEY_MASTER_KEY (base64 of 32 bytes) if set, else
 // DIR/master.key, created with mode 0600 on first use. Commands are safe to
 // run while servers use the same store; what they change is served at once.

@@ -17,6 +17,7 @@ import (
 	"github.com/latchkey-dev/latchkey"
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/mysql"
 	"github.com/latchkey-dev/latchkey/store/postgres"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
 )
@@ -37,7 +38,7 @@ type storeFlags struct {
 
 func (s *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.data, "data", defaultDataDir, "directory of the SQLite database and master.key")
-	fs.StringVar(&s.db, "db", "", "PostgreSQL URL (postgres://...) to use instead of SQLite")
+	fs.StringVar(&s.db, "db", "", "PostgreSQL (postgres://...) or MySQL/MariaDB (mysql://user:pass@host:port/db) URL to use instead of SQLite")
 }
 
 // check refuses an empty -db given on purpose: it would silently use SQLite
@@ -46,7 +47,7 @@ func (s *storeFlags) check(fs *flag.FlagSet) error {
 	var err error
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "db" && s.db == "" {
-			err = usagef(fs.Name(), "-db is empty; give a postgres:// URL, or leave -db out to use SQLite in -data")
+			err = usagef(fs.Name(), "-db is empty; give a postgres:// or mysql:// URL, or leave -db out to use SQLite in -data")
 		}
 	})
 	return err
@@ -96,18 +97,25 @@ func (s *storeFlags) open(ctx context.Context, env *env, logger *slog.Logger, o 
 	return &instance{st: st, lk: lk}, nil
 }
 
-// openStore opens PostgreSQL when -db is set, else SQLite in the data
-// directory, creating the directory (mode 0700) if needed.
+// openStore opens PostgreSQL or MySQL when -db is set (by the URL's
+// scheme), else SQLite in the data directory, creating the directory (mode
+// 0700) if needed.
 func (s *storeFlags) openStore(ctx context.Context, logger *slog.Logger) (store.Store, error) {
-	if s.db != "" {
-		if !strings.HasPrefix(s.db, "postgres://") && !strings.HasPrefix(s.db, "postgresql://") {
-			return nil, usagef("", "-db must be a postgres:// URL")
-		}
+	switch {
+	case strings.HasPrefix(s.db, "postgres://") || strings.HasPrefix(s.db, "postgresql://"):
 		st, err := postgres.Open(ctx, s.db, &postgres.Options{Logger: logger})
 		if err != nil {
 			return nil, fmt.Errorf("opening PostgreSQL: %w", err)
 		}
 		return st, nil
+	case strings.HasPrefix(s.db, "mysql://"):
+		st, err := mysql.Open(ctx, s.db, &mysql.Options{Logger: logger})
+		if err != nil {
+			return nil, fmt.Errorf("opening MySQL: %w", err)
+		}
+		return st, nil
+	case s.db != "":
+		return nil, usagef("", "-db must be a postgres:// or mysql:// URL")
 	}
 	if err := os.MkdirAll(s.data, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the data directory: %w", err)

@@ -1,0 +1,100 @@
+package mysql
+
+import (
+	"context"
+	"time"
+
+	"github.com/latchkey-dev/latchkey/store"
+)
+
+const (
+	consoleSessionColumns   = `project_id, id, user_id, created_at, last_seen_at`
+	createConsoleSessionSQL = `INSERT INTO console_sessions (` + consoleSessionColumns + `)
+	VALUES (?, ?, ?, ?, ?)`
+	getConsoleSessionSQL = `SELECT ` + consoleSessionColumns + ` FROM console_sessions
+	WHERE project_id = ? AND id = ?`
+	// touchConsoleSessionSQL writes only when it moves LastSeenAt forward.
+	touchConsoleSessionSQL = `UPDATE console_sessions SET last_seen_at = ?
+	WHERE project_id = ? AND id = ? AND last_seen_at < ?`
+	consoleSessionExistsSQL = `SELECT EXISTS (SELECT 1 FROM console_sessions WHERE project_id = ? AND id = ?)`
+	deleteConsoleSessionSQL = `DELETE FROM console_sessions WHERE project_id = ? AND id = ?`
+	pruneConsoleSessionsSQL = `DELETE FROM console_sessions WHERE last_seen_at < ? OR created_at < ?`
+)
+
+// CreateConsoleSession records cs. It returns an error matching
+// store.ErrInvalid when store.CheckConsoleSession refuses cs,
+// store.ErrNotFound for an unknown project and store.ErrConflict for an
+// existing id.
+func (s *Store) CreateConsoleSession(ctx context.Context, cs store.ConsoleSession) error {
+	const op = "create console session"
+	if err := store.CheckConsoleSession(cs); err != nil {
+		return check(op, err)
+	}
+	_, err := s.execCount(ctx, op, createConsoleSessionSQL, cs.ProjectID, cs.ID, cs.UserID,
+		dbTime(cs.CreatedAt), dbTime(cs.LastSeenAt))
+	return err
+}
+
+// GetConsoleSession returns the project's session with the given id, or an
+// error matching store.ErrNotFound. It reads the database on every call, so
+// a session created or ended by any instance is seen by every other.
+func (s *Store) GetConsoleSession(ctx context.Context, projectID, id string) (store.ConsoleSession, error) {
+	const op = "get console session"
+	if err := store.CheckKey(projectID, "console session id", id); err != nil {
+		return store.ConsoleSession{}, check(op, err)
+	}
+	return getOne(ctx, s, op, getConsoleSessionSQL, []any{projectID, id}, scanConsoleSession)
+}
+
+// TouchConsoleSession sets the session's LastSeenAt to at unless it is
+// already at or after at, or returns an error matching store.ErrNotFound.
+func (s *Store) TouchConsoleSession(ctx context.Context, projectID, id string, at time.Time) error {
+	const op = "touch console session"
+	if err := store.CheckKey(projectID, "console session id", id); err != nil {
+		return check(op, err)
+	}
+	if err := store.CheckTime("last seen at", at); err != nil {
+		return check(op, err)
+	}
+	t := dbTime(at)
+	n, err := s.execCount(ctx, op, touchConsoleSessionSQL, t, projectID, id, t)
+	if err != nil || n > 0 {
+		return err
+	}
+	return s.read(ctx, op, func(q querier) error {
+		return existsOrNotFound(ctx, q, op, consoleSessionExistsSQL, projectID, id)
+	})
+}
+
+// DeleteConsoleSession ends the session. Deleting an unknown session
+// succeeds.
+func (s *Store) DeleteConsoleSession(ctx context.Context, projectID, id string) error {
+	const op = "delete console session"
+	if err := store.CheckKey(projectID, "console session id", id); err != nil {
+		return check(op, err)
+	}
+	_, err := s.execCount(ctx, op, deleteConsoleSessionSQL, projectID, id)
+	return err
+}
+
+// PruneConsoleSessions deletes every session, of every project, last seen
+// before idleBefore or created before createdBefore, in one statement, and
+// returns how many it deleted.
+func (s *Store) PruneConsoleSessions(ctx context.Context, idleBefore, createdBefore time.Time) (int, error) {
+	const op = "prune console sessions"
+	if err := store.CheckTime("idle before", idleBefore); err != nil {
+		return 0, check(op, err)
+	}
+	if err := store.CheckTime("created before", createdBefore); err != nil {
+		return 0, check(op, err)
+	}
+	return s.execCount(ctx, op, pruneConsoleSessionsSQL, dbTime(idleBefore), dbTime(createdBefore))
+}
+
+func scanConsoleSession(row rowScanner) (store.ConsoleSession, error) {
+	var cs store.ConsoleSession
+	err := row.Scan(&cs.ProjectID, &cs.ID, &cs.UserID, &cs.CreatedAt, &cs.LastSeenAt)
+	cs.CreatedAt = cs.CreatedAt.UTC()
+	cs.LastSeenAt = cs.LastSeenAt.UTC()
+	return cs, err
+}

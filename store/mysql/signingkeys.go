@@ -1,0 +1,131 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/latchkey-dev/latchkey/store"
+)
+
+const (
+	signingKeyColumns   = `project_id, id, public_key, encrypted_private_key, created_at, retired_at, alg`
+	createSigningKeySQL = `INSERT INTO signing_keys (` + signingKeyColumns + `)
+	VALUES (?, ?, ?, ?, ?, NULL, ?)`
+	getSigningKeySQL = `SELECT ` + signingKeyColumns + ` FROM signing_keys
+	WHERE project_id = ? AND id = ?`
+	activeSigningKeySQL = `SELECT ` + signingKeyColumns + ` FROM signing_keys
+	WHERE project_id = ? AND retired_at IS NULL
+	ORDER BY created_at DESC, id DESC LIMIT 1`
+	listSigningKeysSQL = `SELECT ` + signingKeyColumns + ` FROM signing_keys
+	WHERE project_id = ? ORDER BY created_at, id`
+	retireSigningKeySQL = `UPDATE signing_keys SET retired_at = ?
+	WHERE project_id = ? AND id = ? AND retired_at IS NULL`
+)
+
+// CreateSigningKey records k, which becomes the project's active key if it
+// is the newest unretired one. It returns an error matching store.ErrInvalid
+// when store.CheckSigningKey refuses k, store.ErrNotFound for an unknown
+// project and store.ErrConflict for an existing id.
+func (s *Store) CreateSigningKey(ctx context.Context, k store.SigningKey) error {
+	const op = "create signing key"
+	if err := store.CheckSigningKey(k); err != nil {
+		return check(op, err)
+	}
+	_, err := s.execCount(ctx, op, createSigningKeySQL, k.ProjectID, k.ID, k.PublicKey,
+		k.EncryptedPrivateKey, dbTime(k.CreatedAt), k.Algorithm)
+	return err
+}
+
+// GetSigningKey returns the project's key with the given id, retired or not,
+// with the Algorithm and PublicKey it was created with, or an error matching
+// store.ErrNotFound. A key of another project is not
+// found.
+func (s *Store) GetSigningKey(ctx context.Context, projectID, id string) (store.SigningKey, error) {
+	const op = "get signing key"
+	if err := store.CheckKey(projectID, "signing key id", id); err != nil {
+		return store.SigningKey{}, check(op, err)
+	}
+	return getOne(ctx, s, op, getSigningKeySQL, []any{projectID, id}, scanSigningKey)
+}
+
+// ActiveSigningKey returns the project's newest unretired key, by
+// (CreatedAt, ID), or an error matching store.ErrNotFound when there is
+// none.
+func (s *Store) ActiveSigningKey(ctx context.Context, projectID string) (store.SigningKey, error) {
+	const op = "active signing key"
+	if err := store.CheckProjectID(projectID); err != nil {
+		return store.SigningKey{}, check(op, err)
+	}
+	return getOne(ctx, s, op, activeSigningKeySQL, []any{projectID}, scanSigningKey)
+}
+
+// ListSigningKeys returns the project's keys, retired ones included, in
+// ascending (CreatedAt, ID) order.
+func (s *Store) ListSigningKeys(ctx context.Context, projectID string) ([]store.SigningKey, error) {
+	const op = "list signing keys"
+	if err := store.CheckProjectID(projectID); err != nil {
+		return nil, check(op, err)
+	}
+	return listAll(ctx, s, op, listSigningKeysSQL, []any{projectID}, scanSigningKey)
+}
+
+// RetireSigningKey sets the key's RetiredAt to at and adds one revocation of
+// kind store.RevokedSigningKey to the project's feed, in one transaction. It
+// returns an error matching store.ErrNotFound for an unknown key,
+// store.ErrConflict when the key is the project's active key (rotate first)
+// and store.ErrInvalid for a zero at. Retiring a retired key succeeds, keeps
+// the first time and adds nothing.
+//
+// The transaction first locks the project row (the feed's lock), which also
+// serializes retirements per project, so that two concurrent retirements
+// cannot each see the other's key as active and leave the project without
+// one. The key reads after it are locking reads, which see the newest
+// committed rows.
+func (s *Store) RetireSigningKey(ctx context.Context, projectID, id string, at time.Time) error {
+	const op = "retire signing key"
+	if err := store.CheckKey(projectID, "signing key id", id); err != nil {
+		return check(op, err)
+	}
+	if err := store.CheckTime("retired at", at); err != nil {
+		return check(op, err)
+	}
+	at = dbTime(at)
+	return s.inTx(ctx, op, func(tx *sql.Tx) error {
+		m, err := lockFeed(ctx, tx, projectID)
+		if err != nil {
+			return err // sql.ErrNoRows: no project, so no key
+		}
+		k, err := scanSigningKey(tx.QueryRowContext(ctx, getSigningKeySQL+` FOR UPDATE`, projectID, id))
+		if err != nil {
+			return err
+		}
+		if k.Retired() {
+			return nil
+		}
+		active, err := scanSigningKey(tx.QueryRowContext(ctx, activeSigningKeySQL+` FOR UPDATE`, projectID))
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err == nil && active.ID == id {
+			return fmt.Errorf("mysql: %s: the key is the project's active key: %w", op, store.ErrConflict)
+		}
+		if _, err := tx.ExecContext(ctx, retireSigningKeySQL, at, projectID, id); err != nil {
+			return err
+		}
+		return insertRevocation(ctx, tx, m, projectID, store.RevokedSigningKey, id, at)
+	})
+}
+
+func scanSigningKey(row rowScanner) (store.SigningKey, error) {
+	var k store.SigningKey
+	var retired sql.NullTime
+	if err := row.Scan(&k.ProjectID, &k.ID, &k.PublicKey, &k.EncryptedPrivateKey, &k.CreatedAt, &retired, &k.Algorithm); err != nil {
+		return store.SigningKey{}, err
+	}
+	k.CreatedAt = k.CreatedAt.UTC()
+	k.RetiredAt = fromNull(retired)
+	return k, nil
+}
