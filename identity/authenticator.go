@@ -107,6 +107,7 @@ func NewAuthenticator(users store.UserStore, h *Hasher, lim Limiter, opts *AuthO
 // account only. Any other error is a store or context error.
 func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, password, clientAddr string) (store.User, error) {
 	account, address := accountKey(projectID, email), addressKey(projectID, clientAddr)
+	ctx = withNote(ctx) // see StoreLimiter.Success
 	check := func(inFlight InFlight) error {
 		wait, err := a.lim.Check(ctx, account, address, inFlight)
 		if err != nil {
@@ -134,8 +135,14 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 	// in flight until its outcome is in the store (attempt.settle), so
 	// that the attempts checked while its failure is being written count
 	// it.
-	if err := check(a.flying.counts(account, address)); err != nil {
-		return store.User{}, throttled(err)
+	// The first check is made only while every hashing slot is taken:
+	// then an attempt over the limit is refused without waiting for one.
+	// With a slot free, the check made once it is held (admit) comes at
+	// once, and the first would only cost another read.
+	if a.hasher.busy() {
+		if err := check(a.flying.counts(account, address)); err != nil {
+			return store.User{}, throttled(err)
+		}
 	}
 	var at *attempt // admitted: in flight until its outcome is counted
 	defer func() { at.end() }()

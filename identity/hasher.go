@@ -155,6 +155,10 @@ func (h *Hasher) acquire(ctx context.Context, admit func() error) error {
 
 func (h *Hasher) release() { <-h.slots }
 
+// busy reports whether every hashing slot is taken (at the moment of the
+// call: a slot may be taken or given back just after).
+func (h *Hasher) busy() bool { return len(h.slots) == cap(h.slots) }
+
 // Hash returns the argon2id PHC string of password:
 // $argon2id$v=19$m=19456,t=2,p=1$<salt>$<key>, salt and key in standard
 // base64 without padding. It returns ErrPasswordTooLong for a password over
