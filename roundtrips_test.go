@@ -294,3 +294,43 @@ func TestContacts_StoreDownOnPostgres(t *testing.T) {
 	require.NotEmpty(t, res.Header.Get("Retry-After"))
 	require.NotContains(t, body, "Secret Contact")
 }
+
+// TestLogin_RoundTripsOnPostgres counts the database round trips of
+// POST /v1/identity/login on PostgreSQL, once every statement is prepared:
+// a successful login, a wrong password and an unknown email each cost at
+// most four: the throttling check of both keys, the user, then the session
+// and the signing key, or the two failure counts. A success after failures
+// costs one more, the clearing of the account's count.
+func TestLogin_RoundTripsOnPostgres(t *testing.T) {
+	counter, _, srv := behindCounter(t)
+	_, err := srv.lk.Users().Create(t.Context(), "default", "ada@example.com", "pw-ada-secret", nil)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name, body string
+		status     int
+	}{
+		{"success", `{"email":"ada@example.com","password":"pw-ada-secret"}`, http.StatusOK},
+		{"wrong password", `{"email":"ada@example.com","password":"pw-wrong-secret"}`, http.StatusUnauthorized},
+		{"unknown email", `{"email":"bob@example.com","password":"pw-ada-secret"}`, http.StatusUnauthorized},
+		{"success after failures", `{"email":"ada@example.com","password":"pw-ada-secret"}`, http.StatusOK},
+	} {
+		for i := range 3 {
+			if c.name == "success after failures" {
+				status, body := srv.call(t, "POST", "/v1/identity/login", "", `{"email":"ada@example.com","password":"pw-wrong-secret"}`)
+				require.Equal(t, http.StatusUnauthorized, status, body)
+			}
+			before := counter.n.Load()
+			status, body := srv.call(t, "POST", "/v1/identity/login", "", c.body)
+			require.Equal(t, c.status, status, "%s: %s", c.name, body)
+			got := counter.n.Load() - before
+			t.Logf("%s, login %d: %d round trips", c.name, i+1, got)
+			want := int64(4)
+			if c.name == "success after failures" {
+				want = 5
+			}
+			if i >= 1 { // warm: every statement prepared
+				require.LessOrEqualf(t, got, want, "%s, login %d: database round trips", c.name, i+1)
+			}
+		}
+	}
+}

@@ -88,7 +88,8 @@ func NewAuthenticator(users store.UserStore, h *Hasher, lim Limiter, opts *AuthO
 // email case-insensitively and whose password is password, if that user is
 // not disabled.
 //
-// Before any lookup or hashing it asks the Limiter whether the account
+// Before any hashing (and, while every hashing slot is taken, before the
+// user is looked up) it asks the Limiter whether the account
 // (projectID and the normalized email, whether or not such a user exists)
 // or clientAddr has failed too often, and if so returns a
 // *RateLimitedError. The attempts on the account or from clientAddr that
@@ -107,6 +108,7 @@ func NewAuthenticator(users store.UserStore, h *Hasher, lim Limiter, opts *AuthO
 // account only. Any other error is a store or context error.
 func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, password, clientAddr string) (store.User, error) {
 	account, address := accountKey(projectID, email), addressKey(projectID, clientAddr)
+	ctx = withNote(ctx) // see StoreLimiter.Success
 	check := func(inFlight InFlight) error {
 		wait, err := a.lim.Check(ctx, account, address, inFlight)
 		if err != nil {
@@ -126,16 +128,21 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 		}
 		return err
 	}
-	// The limits are checked before anything else, and again once a
-	// hashing slot is held (admit): failures are counted after the hash,
-	// so without the second check every attempt queued behind a busy
-	// hasher would pass the first and cost a hash, however far over the
-	// limit. The second check admits the attempt: it counts as a failure
+	// The limits are checked once a hashing slot is held (admit), and,
+	// while every slot is taken, before anything else too, so that an
+	// attempt over the limit is refused without waiting for a slot (with
+	// a slot free, admit comes at once and a first check would only cost
+	// another read). The check at admit is the one that counts: failures
+	// are counted after the hash, so without it every attempt queued
+	// behind a busy hasher would pass the first and cost a hash, however
+	// far over the limit. It admits the attempt: it counts as a failure
 	// in flight until its outcome is in the store (attempt.settle), so
 	// that the attempts checked while its failure is being written count
 	// it.
-	if err := check(a.flying.counts(account, address)); err != nil {
-		return store.User{}, throttled(err)
+	if a.hasher.busy() {
+		if err := check(a.flying.counts(account, address)); err != nil {
+			return store.User{}, throttled(err)
+		}
 	}
 	var at *attempt // admitted: in flight until its outcome is counted
 	defer func() { at.end() }()

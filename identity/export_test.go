@@ -27,3 +27,6 @@ func (h *Hasher) HoldSlots(ctx context.Context) (release func(), err error) {
 func RefreshToken(masterKey []byte, projectID, familyID string, gen int64) string {
 	return newRefreshCodec(masterKey).token(projectID, familyID, gen)
 }
+
+// Slots returns how many hashes h runs at once.
+func (h *Hasher) Slots() int { return cap(h.slots) }

@@ -41,8 +41,8 @@ const (
 const (
 	// MaxArgonMemory is the largest argon2id memory cost accepted, in KiB
 	// (64 MiB, RFC 9106's second recommended option): with
-	// HasherOptions.MaxConcurrent at most 8 by default, verifications never
-	// hold more than 512 MiB even if every stored hash asked for the most.
+	// HasherOptions.MaxConcurrent at most 6 by default, verifications never
+	// hold more than 384 MiB even if every stored hash asked for the most.
 	MaxArgonMemory = 64 << 10
 	// MaxArgonTime is the largest argon2id pass count accepted.
 	MaxArgonTime = 10
@@ -79,21 +79,32 @@ var (
 
 var b64 = base64.RawStdEncoding.Strict()
 
+// DefaultHashMemoryBudget is the memory the hashes running at once may
+// hold by default: HasherOptions.MaxConcurrent defaults to the number of
+// argon2id hashes (ArgonMemory each) that fit in it.
+const DefaultHashMemoryBudget = 128 << 20
+
 // HasherOptions configure a Hasher. The zero value is ready to use.
 type HasherOptions struct {
 	// MaxConcurrent bounds how many hashes (argon2id or bcrypt, made or
 	// verified) run at once; further calls wait for a slot or for their
 	// context to end. Each argon2id hash holds 19 MiB while it runs, so this
-	// bounds the memory a login flood can take. Zero means
-	// runtime.GOMAXPROCS(0) - 1, but at least 1 and at most 8: one
-	// processor is left to the requests that do not hash, which would
-	// otherwise wait behind a login flood for the scheduler's preemption
-	// (the README's login flood benchmark measures the difference).
+	// bounds the memory a login flood can take. Zero means as many as fit
+	// in DefaultHashMemoryBudget (6 hashes, 114 MiB), but no more than
+	// runtime.GOMAXPROCS(0): a hash keeps a processor busy for its whole
+	// run, so more at once than there are processors would hold more
+	// memory without hashing any faster. (A stored hash with a larger
+	// memory cost, up to MaxArgonMemory, holds more while it is verified.)
 	MaxConcurrent int
 	// MeterProvider receives the latchkey.hash.queue_wait histogram: how
 	// long each hash waited for a slot, in seconds. Nil means the global
 	// provider (otel.GetMeterProvider).
 	MeterProvider metric.MeterProvider
+}
+
+// defaultMaxConcurrent is the default of HasherOptions.MaxConcurrent.
+func defaultMaxConcurrent() int {
+	return max(min(DefaultHashMemoryBudget/(ArgonMemory<<10), runtime.GOMAXPROCS(0)), 1)
 }
 
 // Hasher hashes and verifies passwords: argon2id with the parameters of the
@@ -112,7 +123,7 @@ func NewHasher(opts *HasherOptions) *Hasher {
 	}
 	n := o.MaxConcurrent
 	if n <= 0 {
-		n = min(max(runtime.GOMAXPROCS(0)-1, 1), 8)
+		n = defaultMaxConcurrent()
 	}
 	wait, err := telemetry.Meter(o.MeterProvider).Float64Histogram("latchkey.hash.queue_wait",
 		metric.WithDescription("How long each password hash waited for a hashing slot (HasherOptions.MaxConcurrent), including the ones whose request ended first."),
@@ -154,6 +165,10 @@ func (h *Hasher) acquire(ctx context.Context, admit func() error) error {
 }
 
 func (h *Hasher) release() { <-h.slots }
+
+// busy reports whether every hashing slot is taken (at the moment of the
+// call: a slot may be taken or given back just after).
+func (h *Hasher) busy() bool { return len(h.slots) == cap(h.slots) }
 
 // Hash returns the argon2id PHC string of password:
 // $argon2id$v=19$m=19456,t=2,p=1$<salt>$<key>, salt and key in standard

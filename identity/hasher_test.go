@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -201,4 +202,16 @@ func TestHasher_ConcurrencyBound(t *testing.T) {
 	ccancel()
 	_, _, err = h.Verify(cctx, hash, "pw")
 	assert.True(t, errors.Is(err, context.Canceled))
+}
+
+// By default a Hasher runs as many hashes at once as fit in
+// DefaultHashMemoryBudget, and no more than there are processors.
+func TestHasher_DefaultConcurrency(t *testing.T) {
+	fit := identity.DefaultHashMemoryBudget / (identity.ArgonMemory << 10)
+	require.Equal(t, 6, fit, "hashes of 19 MiB in the default budget")
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, c := range []struct{ procs, want int }{{1, 1}, {2, 2}, {4, 4}, {6, 6}, {16, 6}} {
+		runtime.GOMAXPROCS(c.procs)
+		require.Equalf(t, c.want, identity.NewHasher(nil).Slots(), "GOMAXPROCS %d", c.procs)
+	}
 }

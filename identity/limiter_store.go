@@ -27,20 +27,23 @@ func NewStoreLimiter(st store.ThrottleStore, opts *LimiterOptions) *StoreLimiter
 	return &StoreLimiter{st: st, opts: opts.withDefaults()}
 }
 
-// Check implements Limiter with one read per key.
+// Check implements Limiter with one read of both keys (FailuresOf).
 func (l *StoreLimiter) Check(ctx context.Context, account, address string, inFlight InFlight) (time.Duration, error) {
 	now, window := l.opts.Now(), l.opts.Window
-	n, reset, err := l.st.Failures(ctx, account, now, window)
+	keys := []string{account}
+	if address != "" {
+		keys = append(keys, address)
+	}
+	ws, err := l.st.FailuresOf(ctx, keys, now, window)
 	if err != nil {
 		return 0, fmt.Errorf("identity: reading failures: %w", err)
 	}
-	wait := retryAfter(n, inFlight.Account, l.opts.AccountLimit, reset, now, window)
+	wait := retryAfter(ws[0].Count, inFlight.Account, l.opts.AccountLimit, ws[0].ResetAt, now, window)
 	if address != "" {
-		n, reset, err := l.st.Failures(ctx, address, now, window)
-		if err != nil {
-			return 0, fmt.Errorf("identity: reading failures: %w", err)
-		}
-		wait = max(wait, retryAfter(n, inFlight.Address, l.opts.AddressLimit, reset, now, window))
+		wait = max(wait, retryAfter(ws[1].Count, inFlight.Address, l.opts.AddressLimit, ws[1].ResetAt, now, window))
+	}
+	if n := noteOf(ctx); n != nil {
+		n.accountClean = ws[0].Count == 0
 	}
 	return wait, nil
 }
@@ -61,8 +64,22 @@ func (l *StoreLimiter) Failure(ctx context.Context, account, address string) err
 
 // Success implements Limiter. It reads the account's count first and
 // writes only when there is something to forget, so that the common
-// successful sign-in costs no durable write.
+// successful sign-in costs no durable write. When the attempt's last Check
+// (made by an Authenticator, once the attempt held its hashing slot) found
+// no failure recorded for the account, it does neither: the failures
+// recorded since came from attempts concurrent with this one, which may as
+// well have ended after it. When that Check found some, it clears without
+// reading.
 func (l *StoreLimiter) Success(ctx context.Context, account string) error {
+	if n := noteOf(ctx); n != nil {
+		if n.accountClean {
+			return nil
+		}
+		if err := l.st.ClearFailures(ctx, account); err != nil {
+			return fmt.Errorf("identity: clearing failures: %w", err)
+		}
+		return nil
+	}
 	n, _, err := l.st.Failures(ctx, account, l.opts.Now(), l.opts.Window)
 	if err != nil {
 		return fmt.Errorf("identity: reading failures: %w", err)
@@ -74,4 +91,24 @@ func (l *StoreLimiter) Success(ctx context.Context, account string) error {
 		return fmt.Errorf("identity: clearing failures: %w", err)
 	}
 	return nil
+}
+
+// attemptNote is what a StoreLimiter notes about one attempt between its
+// Check and its Success, in the attempt's context (an Authenticator puts
+// it there): whether the last Check found the account with no failure
+// recorded. It saves the successful sign-in a round trip.
+type attemptNote struct {
+	accountClean bool
+}
+
+type attemptNoteKey struct{}
+
+// withNote returns ctx with a new attemptNote.
+func withNote(ctx context.Context) context.Context {
+	return context.WithValue(ctx, attemptNoteKey{}, &attemptNote{})
+}
+
+func noteOf(ctx context.Context) *attemptNote {
+	n, _ := ctx.Value(attemptNoteKey{}).(*attemptNote)
+	return n
 }

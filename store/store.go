@@ -316,6 +316,16 @@ type ConsoleSessionStore interface {
 	PruneConsoleSessions(ctx context.Context, idleBefore, createdBefore time.Time) (int, error)
 }
 
+// ThrottleWindow is a key's current throttling window: its count of
+// failures and when it ends (count 0 and a zero time when none is open).
+type ThrottleWindow struct {
+	Count   int
+	ResetAt time.Time
+}
+
+// MaxThrottleKeys is the most keys one ThrottleStore.FailuresOf call reads.
+const MaxThrottleKeys = 16
+
 // ThrottleStore counts failed attempts in fixed windows, so that several
 // server instances on one database throttle as one.
 type ThrottleStore interface {
@@ -330,6 +340,11 @@ type ThrottleStore interface {
 	// Failures returns the count of key's current window and when it ends;
 	// a key with no window open at now has count 0.
 	Failures(ctx context.Context, key string, now time.Time, window time.Duration) (count int, resetAt time.Time, err error)
+	// FailuresOf is Failures of each of keys in one call (one round trip
+	// to a remote database): the i-th window is keys[i]'s. It returns
+	// ErrInvalid when CheckThrottle refuses a key and window, for a zero
+	// now, or for no keys or more than MaxThrottleKeys.
+	FailuresOf(ctx context.Context, keys []string, now time.Time, window time.Duration) ([]ThrottleWindow, error)
 	// ClearFailures forgets key's window. Clearing an unknown key succeeds.
 	ClearFailures(ctx context.Context, key string) error
 	// PruneThrottle deletes every window that ended at or before now, and

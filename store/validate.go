@@ -419,6 +419,21 @@ func CheckThrottle(key string, window time.Duration) error {
 	return nil
 }
 
+// CheckThrottleKeys checks the arguments of ThrottleStore.FailuresOf: one
+// to MaxThrottleKeys keys, each accepted by CheckThrottle with window, and
+// a set now.
+func CheckThrottleKeys(keys []string, now time.Time, window time.Duration) error {
+	if len(keys) == 0 || len(keys) > MaxThrottleKeys {
+		return invalidf("%d throttle keys, not 1 to %d", len(keys), MaxThrottleKeys)
+	}
+	for _, k := range keys {
+		if err := CheckThrottle(k, window); err != nil {
+			return err
+		}
+	}
+	return CheckTime("now", now)
+}
+
 // CheckAudit checks an audit entry to append: project, id, At set, a
 // non-empty action, and actor, target and client address of at most
 // MaxIDLen bytes each.

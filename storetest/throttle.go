@@ -15,6 +15,7 @@ func throttleCases() []testCase {
 		{"AddFailureCounts", testThrottleAddFailureCounts},
 		{"WindowReset", testThrottleWindowReset},
 		{"Failures", testThrottleFailures},
+		{"FailuresOf", testThrottleFailuresOf},
 		{"Clear", testThrottleClear},
 		{"KeysIndependent", testThrottleKeysIndependent},
 		{"Invalid", testThrottleInvalid},
@@ -102,6 +103,51 @@ func testThrottleFailures(t *testing.T, s store.Store) {
 	require.Equal(t, 0, n, "Failures once the window has ended")
 	n, _ = addFailure(t, s, key, aligned.Add(window+time.Second), window)
 	require.Equal(t, 1, n, "AddFailure after Failures saw the window end")
+}
+
+// FailuresOf returns, in the order of its keys, what Failures returns for
+// each: a key given twice twice, a key never seen or whose window ended
+// count 0 with a zero time. Its arguments are checked as Failures' are.
+func testThrottleFailuresOf(t *testing.T, s store.Store) {
+	const a, b, ended, unseen = "login:proj-a:of-a", "login:proj-a:of-b", "login:proj-a:of-ended", "login:proj-a:of-unseen"
+	window := time.Minute
+	addFailure(t, s, ended, aligned.Add(-window), window)
+	addFailure(t, s, a, aligned, window)
+	addFailure(t, s, a, aligned.Add(time.Second), window)
+	addFailure(t, s, b, aligned.Add(2*time.Second), window)
+	now := aligned.Add(3 * time.Second)
+	keys := []string{a, unseen, b, ended, a}
+	ws, err := s.FailuresOf(t.Context(), keys, now, window)
+	require.NoError(t, err)
+	require.Len(t, ws, len(keys))
+	for i, k := range keys {
+		n, reset := failures(t, s, k, now, window)
+		require.Equalf(t, n, ws[i].Count, "FailuresOf count of %q", k)
+		if n == 0 {
+			require.Truef(t, ws[i].ResetAt.IsZero(), "FailuresOf resetAt of %q, with no window open", k)
+		} else {
+			wantTime(t, reset, ws[i].ResetAt, "FailuresOf resetAt of %q", k)
+		}
+	}
+	require.Equal(t, 2, ws[0].Count)
+	require.Equal(t, 1, ws[2].Count)
+
+	for _, c := range []struct {
+		name   string
+		keys   []string
+		now    time.Time
+		window time.Duration
+	}{
+		{"no keys", nil, now, window},
+		{"too many keys", make([]string, store.MaxThrottleKeys+1), now, window},
+		{"an empty key", []string{a, ""}, now, window},
+		{"a key too long", []string{strings.Repeat("k", 513)}, now, window},
+		{"no window", []string{a}, now, 0},
+		{"no now", []string{a}, time.Time{}, window},
+	} {
+		_, err := s.FailuresOf(t.Context(), c.keys, c.now, c.window)
+		require.ErrorIsf(t, err, store.ErrInvalid, "FailuresOf with %s", c.name)
+	}
 }
 
 // ClearFailures forgets the key's window; clearing an unknown key succeeds.

@@ -22,12 +22,17 @@ package main
 //     page 1 with the login token; the page after 1,000,001 contacts (API
 //     key); and refresh chains: -c connections, each rotating its own
 //     session's refresh token in a loop (POST /v1/identity/refresh with the
-//     token the previous answer gave), counting rotations per second;
+//     token the previous answer gave), counting rotations per second; and
+//     password logins: 8 connections, each signing the user in again and
+//     again (POST /v1/identity/login), counting logins per second;
 //  4. prints each round, the medians, and the targets: page 1 at or above
 //     0.25x the bare handler, API key and login token alike; the deep page
 //     at or above 0.9x page 1 (ratios taken within each round, median over
 //     the rounds); at least 1,500 refresh rotations/s, with the server's
-//     synchronous_commit (printed) on.
+//     synchronous_commit (printed) on; the server's CPU per login at most
+//     1.25x the CPU of one argon2id hash made alone in this process (after
+//     the rounds, getrusage), and on an idle machine logins per second
+//     within 10 % of the cores divided by that hash CPU.
 //
 // The CPU columns split each run's CPU time per request between the
 // example server and the PostgreSQL server's processes on this machine.
@@ -45,13 +50,18 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/crypto/argon2"
+
+	"github.com/latchkey-dev/latchkey/identity"
 )
 
 // pgTarget is one load the PostgreSQL benchmark drives, and its results,
@@ -181,6 +191,9 @@ func runPostgres(c config) error {
 		{name: "page 1, login token", run: wrkOn(page1URL, userToken), server: true},
 		{name: "after 1,000,001 contacts, API key", run: wrkOn(deepURL, apiKey), server: true},
 		{name: "refresh rotations", run: func(d time.Duration) (float64, string, error) { return refreshChains(base, chains, d) }, server: true},
+		{name: "password logins", run: func(d time.Duration) (float64, string, error) {
+			return passwordLogins(base, email, password, loginConns, d)
+		}, server: true},
 	}
 	fmt.Printf("synchronous_commit = %s; %d rounds of: bare, page 1 (API key), page 1 (login token), deep page (wrk -t%d -c%d), refresh chains (%d connections), %s each in turns of %s; the order rotated each round\n",
 		syncCommit, c.rounds, c.threads, c.conns, c.conns, c.duration, c.slice)
@@ -206,9 +219,9 @@ func runPostgres(c config) error {
 		for k, t := range targets {
 			t.rounds = append(t.rounds, pgResult{rps: sums[k].rps(), lat: sums[k].lat(), serverCPU: sums[k].cpu, postgresCPU: sums[k].postgresCPU})
 		}
-		bareR, keyR, userR, deepR, refR := targets[0].rounds[r], targets[1].rounds[r], targets[2].rounds[r], targets[3].rounds[r], targets[4].rounds[r]
-		fmt.Printf("  round %d: bare %6.0f  key %6.0f (%.2fx)  login %6.0f (%.2fx)  deep %6.0f (%.2fx page 1)  refresh %5.0f/s\n",
-			r+1, bareR.rps, keyR.rps, keyR.rps/bareR.rps, userR.rps, userR.rps/bareR.rps, deepR.rps, deepR.rps/keyR.rps, refR.rps)
+		bareR, keyR, userR, deepR, refR, pwR := targets[0].rounds[r], targets[1].rounds[r], targets[2].rounds[r], targets[3].rounds[r], targets[4].rounds[r], targets[5].rounds[r]
+		fmt.Printf("  round %d: bare %6.0f  key %6.0f (%.2fx)  login %6.0f (%.2fx)  deep %6.0f (%.2fx page 1)  refresh %5.0f/s  password logins %4.1f/s\n",
+			r+1, bareR.rps, keyR.rps, keyR.rps/bareR.rps, userR.rps, userR.rps/bareR.rps, deepR.rps, deepR.rps/keyR.rps, refR.rps, pwR.rps)
 	}
 	ratio := func(num, den int) float64 {
 		rs := make([]float64, c.rounds)
@@ -223,6 +236,14 @@ func runPostgres(c config) error {
 		refresh[r] = targets[4].rounds[r].rps
 	}
 	rotations := median(refresh)
+	logins := make([]float64, c.rounds)
+	for r := range logins {
+		logins[r] = targets[5].rounds[r].rps
+	}
+	loginRate := median(logins)
+	hashCPU := argon2CPU()
+	loginCPU := targets[5].median().serverCPU.Seconds() / (targets[5].median().rps * c.duration.Seconds())
+	ideal := float64(runtime.NumCPU()) / hashCPU.Seconds()
 
 	fmt.Println()
 	fmt.Printf("%-34s %10s %12s %14s %14s   (medians over the rounds)\n", "", "req/s", "avg latency", "server CPU/req", "postgres CPU/req")
@@ -235,9 +256,84 @@ func runPostgres(c config) error {
 	check("page 1 (login token) / bare", userRatio >= 0.25, fmt.Sprintf("%.2fx", userRatio), ">= 0.25x")
 	check("deep page / page 1", deepRatio >= 0.9, fmt.Sprintf("%.2fx", deepRatio), ">= 0.90x")
 	check("refresh rotations/s", rotations >= 1500 && syncCommit == "on", fmt.Sprintf("%.0f", rotations), ">= 1,500 with synchronous_commit=on")
+	fmt.Printf("     %-34s %14s\n", "argon2id hash alone, CPU", hashCPU.Round(100*time.Microsecond))
+	check("server CPU per login / hash alone", loginCPU <= 1.25*hashCPU.Seconds(), fmt.Sprintf("%.2fx", loginCPU/hashCPU.Seconds()), "<= 1.25x")
+	check("password logins / (cores ÷ hash CPU)", loginRate >= 0.9*ideal, fmt.Sprintf("%.2f (%.1f/s of %.1f/s)", loginRate/ideal, loginRate, ideal), ">= 0.90 on an idle machine")
 	fmt.Printf("     %-34s %14s\n", fmt.Sprintf("seed %d contacts", c.contacts), fmt.Sprintf("%.1f s", seed.Seconds()))
 	fmt.Printf("     %-34s %14s\n", "serve ready", fmt.Sprintf("%d ms", ready.Milliseconds()))
 	return nil
+}
+
+// loginConns is the number of connections of the password logins: enough
+// to keep every hashing slot of a server on a few cores busy.
+const loginConns = 8
+
+// passwordLogins signs in as email on conns connections for d, one login
+// after another on each, and returns the logins per second and their mean
+// latency. Any answer but 200 fails the run. Each login starts a session.
+func passwordLogins(base, email, password string, conns int, d time.Duration) (float64, string, error) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}, Timeout: 30 * time.Second}
+	defer client.CloseIdleConnections()
+	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
+	var n, busy atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, conns)
+	stop := time.Now().Add(d)
+	began := time.Now()
+	for i := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(stop) {
+				t0 := time.Now()
+				res, err := client.Post(base+"/v1/identity/login", "application/json", bytes.NewReader(body))
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				b, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				if res.StatusCode != http.StatusOK {
+					errs[i] = fmt.Errorf("login: %s: %s", res.Status, b)
+					return
+				}
+				busy.Add(int64(time.Since(t0)))
+				n.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(began)
+	if err := errors.Join(errs...); err != nil {
+		return 0, "", err
+	}
+	if n.Load() == 0 {
+		return 0, "", errors.New("no login completed")
+	}
+	lat := time.Duration(busy.Load() / n.Load()).Round(10 * time.Microsecond)
+	return float64(n.Load()) / elapsed.Seconds(), lat.String(), nil
+}
+
+// argon2CPU returns the CPU time (user and system, getrusage of this
+// process, otherwise idle then) of one argon2id hash with Latchkey's
+// parameters: the mean of 10 made one after another, after one not counted.
+func argon2CPU() time.Duration {
+	pw, salt := []byte("correct horse battery"), []byte("0123456789abcdef")
+	hash := func() {
+		argon2.IDKey(pw, salt, identity.ArgonTime, identity.ArgonMemory, identity.ArgonThreads, identity.ArgonKeyLen)
+	}
+	rusage := func() time.Duration {
+		var r syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r)
+		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+	}
+	hash()
+	const n = 10
+	t0 := rusage()
+	for range n {
+		hash()
+	}
+	return (rusage() - t0) / n
 }
 
 // median returns the round with the median requests per second.

@@ -333,6 +333,13 @@ func (s *Store) Failures(ctx context.Context, key string, now time.Time, window 
 	return r0, r1, err
 }
 
+func (s *Store) FailuresOf(ctx context.Context, keys []string, now time.Time, window time.Duration) ([]store.ThrottleWindow, error) {
+	ctx, span := s.start(ctx, "store.FailuresOf", "")
+	r0, err := s.st.FailuresOf(ctx, keys, now, window)
+	end(span, err)
+	return r0, err
+}
+
 func (s *Store) ClearFailures(ctx context.Context, key string) error {
 	ctx, span := s.start(ctx, "store.ClearFailures", "")
 	err := s.st.ClearFailures(ctx, key)

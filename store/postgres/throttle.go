@@ -24,6 +24,7 @@ const (
 	  reset_at   = CASE WHEN t.started_at <= $3 THEN $2 ELSE t.started_at + ($2 - $4) END
 	RETURNING count, started_at`
 	failuresSQL      = `SELECT count, started_at FROM throttles WHERE key = $1`
+	failuresOfSQL    = `SELECT key, count, started_at FROM throttles WHERE key = ANY($1)`
 	clearFailuresSQL = `DELETE FROM throttles WHERE key = $1`
 	// pruneThrottlesSQL deletes the rows whose last recorded window ended.
 	// A row a concurrent AddFailure updated is re-checked on its new
@@ -89,6 +90,46 @@ func (s *Store) Failures(ctx context.Context, key string, now time.Time, window 
 		return 0, time.Time{}, nil
 	}
 	return count, dbTime(started.Add(window)), nil
+}
+
+// FailuresOf returns the windows of keys, as Failures would one by one,
+// with one statement.
+func (s *Store) FailuresOf(ctx context.Context, keys []string, now time.Time, window time.Duration) ([]store.ThrottleWindow, error) {
+	const op = "failures of"
+	if err := store.CheckThrottleKeys(keys, now, window); err != nil {
+		return nil, check(op, err)
+	}
+	now = dbTime(now)
+	ws := make([]store.ThrottleWindow, len(keys))
+	err := s.read(ctx, op, func(q querier) error {
+		clear(ws)
+		rows, err := q.Query(ctx, failuresOfSQL, keys)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var key string
+			var count int
+			var started time.Time
+			if err := rows.Scan(&key, &count, &started); err != nil {
+				return err
+			}
+			if count == 0 || !started.After(now.Add(-window)) {
+				continue
+			}
+			for i, k := range keys {
+				if k == key {
+					ws[i] = store.ThrottleWindow{Count: count, ResetAt: dbTime(started.Add(window))}
+				}
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ws, nil
 }
 
 // ClearFailures forgets key's window. Clearing an unknown key succeeds.

@@ -91,6 +91,23 @@ func (s *Store) Failures(ctx context.Context, key string, now time.Time, window 
 	return count, fromDBTime(started + w), nil
 }
 
+// FailuresOf returns the windows of keys, as Failures returns them one by
+// one (the database is in the process: there is no round trip to save).
+func (s *Store) FailuresOf(ctx context.Context, keys []string, now time.Time, window time.Duration) ([]store.ThrottleWindow, error) {
+	if err := store.CheckThrottleKeys(keys, now, window); err != nil {
+		return nil, check("failures of", err)
+	}
+	ws := make([]store.ThrottleWindow, len(keys))
+	for i, k := range keys {
+		n, reset, err := s.Failures(ctx, k, now, window)
+		if err != nil {
+			return nil, err
+		}
+		ws[i] = store.ThrottleWindow{Count: n, ResetAt: reset}
+	}
+	return ws, nil
+}
+
 // ClearFailures forgets key's window. Clearing an unknown key succeeds.
 func (s *Store) ClearFailures(ctx context.Context, key string) error {
 	const op = "clear failures"
