@@ -13,8 +13,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	mysqldriver "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/latchkey-dev/latchkey/store/mysql"
 	"github.com/latchkey-dev/latchkey/store/postgres"
 )
 
@@ -38,15 +40,26 @@ var errNoData = errors.New("no Latchkey data")
 func (s *storeFlags) requireData(ctx context.Context, logger *slog.Logger) error {
 	const hint = `give -data DIR or -db URL of an existing deployment, or create one with "serve" or "project create NAME"`
 	if s.db != "" {
-		if !strings.HasPrefix(s.db, "postgres://") && !strings.HasPrefix(s.db, "postgresql://") {
+		var (
+			has  bool
+			err  error
+			kind string
+		)
+		switch {
+		case strings.HasPrefix(s.db, "postgres://"), strings.HasPrefix(s.db, "postgresql://"):
+			kind = "PostgreSQL"
+			has, err = postgresHasSchema(ctx, s.db, logger)
+		case strings.HasPrefix(s.db, "mysql://"):
+			kind = "MySQL"
+			has, err = mysqlHasSchema(ctx, s.db, logger)
+		default:
 			return nil // refused by openStore
 		}
-		has, err := postgresHasSchema(ctx, s.db, logger)
 		if err != nil {
 			return err
 		}
 		if !has {
-			return fmt.Errorf("%w in the PostgreSQL database %s (it has no projects table); %s", errNoData, redactDBURL(s.db), hint)
+			return fmt.Errorf("%w in the %s database %s (it has no projects table); %s", errNoData, kind, redactDBURL(s.db), hint)
 		}
 		return nil
 	}
@@ -78,6 +91,25 @@ func postgresHasSchema(ctx context.Context, dbURL string, logger *slog.Logger) (
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &pgErr) && pgErr.Code == "42P01": // undefined_table
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading the projects: %w", err)
+	}
+	return true, nil
+}
+
+// mysqlHasSchema reports whether the MySQL or MariaDB database at dbURL
+// holds Latchkey's schema (its projects table), without migrating anything.
+func mysqlHasSchema(ctx context.Context, dbURL string, logger *slog.Logger) (bool, error) {
+	st, err := mysql.Open(ctx, dbURL, &mysql.Options{Logger: logger, NoMigrate: true})
+	if err != nil {
+		return false, fmt.Errorf("opening MySQL: %w", err)
+	}
+	defer st.Close()
+	_, err = st.ListProjects(ctx)
+	var myErr *mysqldriver.MySQLError
+	switch {
+	case errors.As(err, &myErr) && myErr.Number == 1146: // ER_NO_SUCH_TABLE
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("reading the projects: %w", err)

@@ -19,6 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/latchkey-dev/latchkey/store/mysql"
+	"github.com/latchkey-dev/latchkey/store/mysql/mytest"
 	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
 )
 
@@ -183,6 +185,27 @@ func TestE2E_noDataNoCommandPostgres(t *testing.T) {
 	var tables int
 	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'`).Scan(&tables))
 	assert.Zero(t, tables, "no schema was created")
+
+	ok(t, dir, "", "project create", "-db", db, "acme")
+	ok(t, dir, "", "key list", "-db", db, "-project", "acme")
+}
+
+// TestE2E_noDataNoCommandMySQL points a command at a MySQL database
+// without Latchkey's schema: it fails, names the database, and creates no
+// table.
+func TestE2E_noDataNoCommandMySQL(t *testing.T) {
+	db := mytest.NewDatabase(t)
+	dir := t.TempDir()
+	res := cli(t, dir, "", "key list", "-db", db, "-project", "default")
+	assert.Equal(t, 1, res.code, res.stderr)
+	assert.Contains(t, res.stderr, "no Latchkey data in the MySQL database")
+	assert.Contains(t, res.stderr, "no projects table")
+	requireEmpty(t, dir)
+	st, err := mysql.Open(context.Background(), db, &mysql.Options{NoMigrate: true})
+	require.NoError(t, err)
+	defer st.Close()
+	_, err = st.ListProjects(context.Background())
+	require.Error(t, err, "no schema was created")
 
 	ok(t, dir, "", "project create", "-db", db, "acme")
 	ok(t, dir, "", "key list", "-db", db, "-project", "acme")
