@@ -323,6 +323,19 @@ type ThrottleWindow struct {
 	ResetAt time.Time
 }
 
+// WindowAt returns the window, seen at now, of a key whose stored window
+// counted count failures from started: that window while it is open
+// (started after now minus window, both at microsecond precision), ending
+// at started plus window; else the zero window. Every store reads its
+// windows through it, so that they end alike.
+func WindowAt(count int, started, now time.Time, window time.Duration) ThrottleWindow {
+	window = window.Truncate(time.Microsecond)
+	if count == 0 || !Truncate(started).After(Truncate(now).Add(-window)) {
+		return ThrottleWindow{}
+	}
+	return ThrottleWindow{Count: count, ResetAt: Truncate(started).Add(window)}
+}
+
 // MaxThrottleKeys is the most keys one ThrottleStore.FailuresOf call reads.
 const MaxThrottleKeys = 16
 

@@ -33,3 +33,28 @@ func TestUser_Disabled(t *testing.T) {
 	assert.False(t, User{}.Disabled())
 	assert.True(t, User{DisabledAt: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}.Disabled())
 }
+
+// TestWindowAt: a window is open while its start is after now minus the
+// window, at microsecond precision, and ends at its start plus the window.
+func TestWindowAt(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
+	const window = time.Minute
+	for _, c := range []struct {
+		name  string
+		count int
+		now   time.Time
+		want  ThrottleWindow
+	}{
+		{"open", 3, start.Add(time.Second), ThrottleWindow{Count: 3, ResetAt: start.Add(window)}},
+		{"last microsecond", 3, start.Add(window - time.Microsecond), ThrottleWindow{Count: 3, ResetAt: start.Add(window)}},
+		{"ended at its end", 3, start.Add(window), ThrottleWindow{}},
+		{"ended, nanoseconds ignored", 3, start.Add(window + 999*time.Nanosecond), ThrottleWindow{}},
+		{"no failures", 0, start, ThrottleWindow{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := WindowAt(c.count, start, c.now, window); got != c.want {
+				t.Errorf("WindowAt(%d, %v, %v, %v) = %+v, want %+v", c.count, start, c.now, window, got, c.want)
+			}
+		})
+	}
+}

@@ -88,10 +88,8 @@ func (s *Store) Failures(ctx context.Context, key string, now time.Time, window 
 	if err != nil {
 		return 0, time.Time{}, err
 	}
-	if count == 0 || !started.After(now.Add(-window)) {
-		return 0, time.Time{}, nil
-	}
-	return count, dbTime(started.Add(window)), nil
+	w := store.WindowAt(count, started, now, window)
+	return w.Count, w.ResetAt, nil
 }
 
 // failuresOfSQL reads the windows of several keys in one statement; it is
@@ -126,12 +124,10 @@ func (s *Store) FailuresOf(ctx context.Context, keys []string, now time.Time, wi
 			if err := rows.Scan(&key, &count, &started); err != nil {
 				return err
 			}
-			if count == 0 || !started.After(now.Add(-window)) {
-				continue
-			}
+			w := store.WindowAt(count, started, now, window)
 			for i, k := range keys {
 				if k == string(key) {
-					ws[i] = store.ThrottleWindow{Count: count, ResetAt: dbTime(started.Add(window))}
+					ws[i] = w
 				}
 			}
 		}

@@ -86,10 +86,8 @@ func (s *Store) Failures(ctx context.Context, key string, now time.Time, window 
 	if err != nil {
 		return 0, time.Time{}, err
 	}
-	if count == 0 || !started.After(now.Add(-window)) {
-		return 0, time.Time{}, nil
-	}
-	return count, dbTime(started.Add(window)), nil
+	w := store.WindowAt(count, started, now, window)
+	return w.Count, w.ResetAt, nil
 }
 
 // FailuresOf returns the windows of keys, as Failures would one by one,
@@ -115,12 +113,10 @@ func (s *Store) FailuresOf(ctx context.Context, keys []string, now time.Time, wi
 			if err := rows.Scan(&key, &count, &started); err != nil {
 				return err
 			}
-			if count == 0 || !started.After(now.Add(-window)) {
-				continue
-			}
+			w := store.WindowAt(count, started, now, window)
 			for i, k := range keys {
 				if k == key {
-					ws[i] = store.ThrottleWindow{Count: count, ResetAt: dbTime(started.Add(window))}
+					ws[i] = w
 				}
 			}
 		}

@@ -84,11 +84,8 @@ func (s *Store) Failures(ctx context.Context, key string, now time.Time, window 
 	case err != nil:
 		return 0, time.Time{}, wrap(op, err)
 	}
-	w := window.Microseconds()
-	if started <= dbTime(now)-w {
-		return 0, time.Time{}, nil
-	}
-	return count, fromDBTime(started + w), nil
+	w := store.WindowAt(count, fromDBTime(started), now, window)
+	return w.Count, w.ResetAt, nil
 }
 
 // FailuresOf returns the windows of keys, as Failures returns them one by
