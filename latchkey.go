@@ -100,7 +100,7 @@ type Options struct {
 	// value prunes only when Prune is called.
 	PruneInterval time.Duration
 
-	// MeterProvider receives Latchkey's metrics (listed in the README:
+	// MeterProvider receives Latchkey's metrics (listed in docs/observability.md:
 	// logins, refreshes, replays, revocations, verifications, hash queue
 	// wait). It is passed to the parts' options whose own MeterProvider is
 	// nil. Nil means the global provider (otel.GetMeterProvider), a no-op

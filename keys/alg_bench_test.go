@@ -13,7 +13,7 @@ import (
 	"github.com/latchkey-dev/latchkey/store"
 )
 
-// The cost of each signing algorithm, for the README's algorithm section:
+// The cost of each signing algorithm, for docs/benchmarks.md's section on signing algorithms:
 // what a login pays to sign its token (BenchmarkMint_Algorithm) and what a
 // verification of a token not yet in the cache pays
 // (BenchmarkVerify_FirstAlgorithm). Run with

@@ -280,7 +280,7 @@ func run(c config) error {
 	stopRSS()
 	hwm := readStatusKB(srv.cmd.Process.Pid, "VmHWM")
 	// Each ratio is taken within a round, whose turns interleave, and the
-	// median over the rounds is reported (README, "Load benchmark").
+	// median over the rounds is reported (docs/benchmarks.md, "The load benchmark").
 	p1Ratio := median(targets[0].ratios(targets[1]))
 	loginRatio := median(targets[0].ratios(targets[2]))
 	deepRatio := median(targets[1].ratios(targets[3]))

@@ -184,8 +184,8 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 // collection many times a second; 400 lets the heap grow to five times the
 // live heap between collections, so the collector runs about a quarter as
 // often. The soft memory limit keeps the heap bounded whatever the load:
-// near it, the collector runs as often as needed. The README's load
-// benchmark section gives the figures.
+// near it, the collector runs as often as needed. The load
+// benchmark (docs/benchmarks.md) gives the figures.
 const (
 	serverGCPercent   = 400
 	serverMemoryLimit = 64 << 20
