@@ -209,7 +209,7 @@ type checkedStatement struct {
 	args    []any
 	records [][3]int // per call, its signing key's, API key's and session's part, or -1
 	pages   []int    // per call, its page's part
-	npages  int
+	npages  int      // page parts, padding included
 }
 
 // checkedSQL returns the statement serving batch. Its parts come in tag
