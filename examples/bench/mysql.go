@@ -82,6 +82,10 @@ func runMySQL(c config) error {
 		return runCLIWith(bin, data, stdin, append(args[:2:2], append([]string{"-db", db}, args[2:]...)...)...)
 	}
 
+	// The other commands need an existing deployment.
+	if _, err := cli(nil, "project", "create", "bench"); err != nil {
+		return err
+	}
 	fmt.Printf("seeding %d contacts with multi-row INSERTs ...\n", c.contacts)
 	start := time.Now()
 	if _, err := cli(nil, "contact", "seed", "-project", "default", "-n", strconv.Itoa(c.contacts)); err != nil {

@@ -70,7 +70,12 @@ func TestListContacts_CostIndependentOfDepth(t *testing.T) {
 	}{
 		{"ListContacts", func(after paginate.Cursor) (string, []any) { return listContactsSQLFor("p", after, limit+1) }},
 		{"ListContactsChecked", func(after paginate.Cursor) (string, []any) {
-			return checkedSQL("p", store.TokenRecordIDs{SigningKeyID: "sk_x", APIKeyID: "key_x", SessionID: "rf_x"}, after, limit+1)
+			c := &checkedCall{projectID: "p", ids: store.TokenRecordIDs{SigningKeyID: "sk_x", APIKeyID: "key_x", SessionID: "rf_x"}, fetch: limit + 1}
+			if !after.IsZero() {
+				c.after = string(position(after.CreatedAt, after.ID))
+			}
+			st := checkedSQL([]*checkedCall{c})
+			return st.query, st.args
 		}},
 	} {
 		cost := func(after paginate.Cursor) int {

@@ -33,8 +33,9 @@
 //   - interpolateParams: arguments are escaped into the statement text by
 //     the driver (safe with utf8mb4), so a statement is one round trip
 //     instead of prepare, execute and close; the one exception is the read
-//     of every authenticated list (ListContactsChecked), a few texts
-//     prepared once per connection (see prepared.go);
+//     of every authenticated list (ListContactsChecked), a few texts (one
+//     per number of parts of each kind, padded to powers of two; at most
+//     64) prepared once per connection (see prepared.go);
 //   - no multiStatements: every statement, migrations included, is sent
 //     on its own;
 //   - clientFoundRows (an UPDATE reports the rows it matched, so updating a
@@ -121,6 +122,16 @@
 // reads its records from the database at each request; the authenticated
 // contacts list still costs one statement, through
 // [Store.ListContactsChecked].
+//
+// That statement serves every call that waits for it: at most four run at
+// once per Store, and the calls that come while all four are busy are read
+// together by the next one, a UNION ALL with one part per distinct record
+// and per distinct page they ask for. Each call began before the statement
+// that serves it, so it sees every write committed before it began, in one
+// read view. Under load, calls share a round trip and the server's fixed
+// work per statement, and calls naming one record (every token signed by
+// one signing key) or asking for one page read it once; a lone call is one
+// statement of its own, as before.
 //
 // # Writability
 //

@@ -32,6 +32,7 @@ type Store struct {
 	watch          *watcher
 	mariaDB        bool
 	stmts          stmtCache
+	checked        checkedBatcher
 
 	prunePeriod time.Duration
 	pruneMu     sync.Mutex

@@ -8,15 +8,19 @@ import (
 )
 
 // The read every authenticated list makes (ListContactsChecked) runs as a
-// server-side prepared statement: the server parses and plans its text once
-// per connection instead of at every request, and rows come back in the
-// binary protocol (no text to parse). Its texts are few (one per
-// combination of record ids given and cursor or none; the page size is a
-// parameter), so each is prepared once per connection of the pool, by
-// database/sql, which prepares a statement again on a connection that
-// lacks it. Every other statement is sent as text with its arguments
-// interpolated by the driver (one round trip, and no statement left on the
-// server to track).
+// server-side prepared statement: the server parses its text once per
+// connection instead of at every request, and rows come back in the binary
+// protocol (no text to parse). Its texts are few (one per number of parts
+// of each kind in a batch; the page sizes are parameters), so each is
+// prepared once per connection of the pool, by database/sql, which
+// prepares a statement again on a connection that lacks it; past
+// maxPrepared texts, a new one is sent as text instead, so that the
+// server's prepared statements stay bounded. Every other statement is sent
+// as text with its arguments interpolated by the driver (one round trip,
+// and no statement left on the server to track).
+
+// maxPrepared is how many statement texts a Store prepares at most.
+const maxPrepared = 64
 
 // stmtCache holds the store's prepared statements by text.
 type stmtCache struct {
@@ -25,12 +29,12 @@ type stmtCache struct {
 }
 
 // prepared returns the prepared statement of query, preparing it on first
-// use.
+// use, or nil when maxPrepared others are prepared already.
 func (s *Store) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 	s.stmts.mu.Lock()
-	st := s.stmts.m[query]
+	st, full := s.stmts.m[query], len(s.stmts.m) >= maxPrepared
 	s.stmts.mu.Unlock()
-	if st != nil {
+	if st != nil || full {
 		return st, nil
 	}
 	st, err := s.db.PrepareContext(ctx, query)
@@ -39,7 +43,7 @@ func (s *Store) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 	}
 	s.stmts.mu.Lock()
 	defer s.stmts.mu.Unlock()
-	if old := s.stmts.m[query]; old != nil {
+	if old := s.stmts.m[query]; old != nil || len(s.stmts.m) >= maxPrepared {
 		st.Close()
 		return old, nil
 	}
@@ -60,8 +64,8 @@ func (s *Store) closeStmts() {
 	s.stmts.m = nil
 }
 
-// queryPrepared runs query, which only reads, as a prepared statement with
-// args and calls each for every row, retrying as [Store.run] retries a
+// queryPrepared runs query, which only reads, as a prepared statement (see
+// maxPrepared) with args and calls each for every row, retrying as [Store.run] retries a
 // read. Options.AcquireTimeout bounds the whole read (database/sql takes a
 // connection for a prepared statement itself); past it the error matches
 // store.ErrUnavailable. each must not keep state across calls.
@@ -110,7 +114,12 @@ func (s *Store) queryPreparedOnce(ctx context.Context, query string, args []any,
 	if err != nil {
 		return timedOut(err)
 	}
-	rows, err := st.QueryContext(qctx, args...)
+	var rows *sql.Rows
+	if st != nil {
+		rows, err = st.QueryContext(qctx, args...)
+	} else {
+		rows, err = s.db.QueryContext(qctx, query, args...)
+	}
 	if err != nil {
 		return timedOut(err)
 	}
