@@ -210,7 +210,9 @@ func notFound(op string) error {
 	return fmt.Errorf("mysql: %s: %w", op, store.ErrNotFound)
 }
 
-// check wraps the error of a store.Check function with op.
+// check wraps an error of package store (a Check function's,
+// DecideRotation's) with the operation; the error keeps matching its
+// sentinel.
 func check(op string, err error) error {
 	if err == nil {
 		return nil
