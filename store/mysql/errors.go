@@ -13,6 +13,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/internal/retry"
 )
 
 // MySQL and MariaDB error numbers the store translates.
@@ -187,18 +188,11 @@ func transient(err error) bool {
 }
 
 // acquireError is a failure to get a connection of the pool while the
-// caller's context was live: nothing was sent.
-type acquireError struct{ err error }
+// caller's context was live: nothing was sent (retry.AcquireError).
+type acquireError = retry.AcquireError
 
-func newAcquireError(err error) *acquireError {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		err = errors.New(err.Error())
-	}
-	return &acquireError{err}
-}
-
-func (e *acquireError) Error() string { return "no database connection: " + e.err.Error() }
-func (e *acquireError) Unwrap() error { return e.err }
+// newAcquireError returns err as an *acquireError.
+func newAcquireError(err error) *acquireError { return retry.NewAcquireError(err) }
 
 // invalid returns an error matching store.ErrInvalid.
 func invalid(op, why string) error {

@@ -120,27 +120,7 @@ func (s *Store) txOnce(ctx context.Context, fn func(tx *sql.Tx) error) (err erro
 // acquire returns a connection of the pool, waiting at most
 // Options.AcquireTimeout for one.
 func (s *Store) acquire(ctx context.Context) (*sql.Conn, error) {
-	if s.closed.Load() {
-		return nil, errClosed
-	}
-	actx := ctx
-	if s.acquireTimeout > 0 {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, s.acquireTimeout)
-		defer cancel()
-	}
-	conn, err := s.db.Conn(actx)
-	switch {
-	case err == nil:
-		return conn, nil
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case s.closed.Load():
-		return nil, errClosed
-	case actx.Err() != nil:
-		return nil, newAcquireError(fmt.Errorf("none within %s", s.acquireTimeout))
-	}
-	return nil, newAcquireError(err)
+	return retry.Acquire(ctx, s.acquireTimeout, s.closed.Load, errClosed, s.db.Conn)
 }
 
 // pause sleeps before attempt+1 and reports whether ctx is still live

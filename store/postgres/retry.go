@@ -163,29 +163,7 @@ func (s *Store) txOnce(ctx context.Context, fn func(tx pgx.Tx) error) (err error
 // Options.AcquireTimeout for one. The pool checks a connection before
 // handing it out (see idleConnOK).
 func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
-	if s.closed.Load() {
-		return nil, errClosed
-	}
-	actx := ctx
-	if s.acquireTimeout > 0 {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, s.acquireTimeout)
-		defer cancel()
-	}
-	conn, err := s.pool.Acquire(actx)
-	switch {
-	case err == nil:
-		return conn, nil
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case s.closed.Load():
-		return nil, errClosed
-	case actx.Err() != nil:
-		// Do not wrap the timeout's context.DeadlineExceeded: the
-		// caller's context did not end.
-		return nil, newAcquireError(fmt.Errorf("none within %s", s.acquireTimeout))
-	}
-	return nil, newAcquireError(err)
+	return retry.Acquire(ctx, s.acquireTimeout, s.closed.Load, errClosed, s.pool.Acquire)
 }
 
 // outcomeUnknown reports whether err, the error of a statement that writes
