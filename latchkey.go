@@ -123,7 +123,7 @@ type Options struct {
 // server shuts down.
 type Latchkey struct {
 	st       store.Store // the host's store, its calls traced (storetrace)
-	hostSt   store.Store // the host's store as given
+	hostSt   store.Store // the host's store as given, behind store.Check
 	logger   *slog.Logger
 	now      func() time.Time
 	resolver tenant.Resolver
@@ -160,6 +160,10 @@ type Latchkey struct {
 // store's signing keys (keys.ErrWrongMasterKey: the store was made with
 // another key), or a store failure.
 //
+// Latchkey reads and writes st through the checking layer (store.Check):
+// every argument is checked once, before the backend sees it. A host may
+// pass a backend as it is opened, or already checked.
+//
 // st stays the caller's: Close the Latchkey, then the store, after the last
 // request is served.
 func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
@@ -193,11 +197,18 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 		o.StoreTimeout = DefaultStoreTimeout
 	}
 	tracer := telemetry.Tracer(o.TracerProvider)
-	l := &Latchkey{hostSt: st, logger: o.Logger, now: o.Now, resolver: o.Resolver, retention: o.AuditRetention,
+	l := &Latchkey{hostSt: store.Check(st), logger: o.Logger, now: o.Now, resolver: o.Resolver, retention: o.AuditRetention,
 		storeTimeout: o.StoreTimeout, tracer: tracer, propagator: telemetry.Propagator(o.Propagator), cors: cors}
-	// Every part reads the store through the tracing wrapper: within a
-	// traced request, each store call is a span of its trace.
-	st = storetrace.Wrap(st, tracer)
+	// Every part reads the store through the checking layer (store.Check:
+	// arguments are checked once, before the backend sees them) over the
+	// tracing wrapper: within a traced request, each store call that
+	// reaches the backend is a span of its trace.
+	// A store given checked already (store.Check) is checked once, above
+	// the tracing.
+	if c, ok := st.(*store.Checked); ok {
+		st = c.Unwrap()
+	}
+	st = store.Check(storetrace.Wrap(st, tracer))
 	l.st = st
 	auditLog := audit.New(st, &audit.Options{Now: o.Now, Logger: o.Logger})
 
@@ -343,7 +354,9 @@ func (l *Latchkey) Close() error {
 	return nil
 }
 
-// Store returns the store Latchkey was built on.
+// Store returns the store Latchkey was built on, behind the checking layer
+// (store.Check; the store as given when it is a *store.Checked): its calls
+// are not traced, and their arguments are checked as Latchkey's own are.
 func (l *Latchkey) Store() store.Store { return l.hostSt }
 
 // Keyring returns the keyring of the projects' signing keys: rotation,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/latchkey-dev/latchkey"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
+	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
 )
 
@@ -148,7 +149,7 @@ func TestHandler_storeSpans(t *testing.T) {
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	st := openStore(t)
 	lk := newLatchkey(t, st, &latchkey.Options{TracerProvider: tp})
-	assert.Same(t, st, lk.Store(), "Store returns the host's own store")
+	assert.Same(t, st, lk.Store().(*store.Checked).Unwrap(), "Store returns the host's own store, checked")
 	_, token, err := lk.APIKeys().Create(context.Background(), "default", "svc")
 	require.NoError(t, err)
 	require.Empty(t, rec.Ended(), "no request, no span")

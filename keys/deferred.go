@@ -277,7 +277,7 @@ func (g *guardedWriter) Flush() {
 // ListContacts. When st implements neither capability, CheckedContacts
 // returns st itself.
 func (v *Verifier) CheckedContacts(st store.ContactStore) store.ContactStore {
-	if cl, ok := st.(store.CheckedContactLister); ok {
+	if cl, ok := store.As[store.CheckedContactLister](st); ok {
 		return combinedContacts{st, func(ctx context.Context, pc *pendingCheck, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
 			recs, page, err := cl.ListContactsChecked(ctx, projectID, pc.ids(), req)
 			if err != nil {
@@ -312,7 +312,7 @@ func (v *Verifier) CombinesReads(st store.ContactStore) bool {
 // store whose change versions tag the Verifier's records: another store's
 // versions say nothing about them.
 func (v *Verifier) versioned(st store.ContactStore) (store.VersionedContactLister, bool) {
-	vl, ok := st.(store.VersionedContactLister)
+	vl, ok := store.As[store.VersionedContactLister](st)
 	if !ok || v.versioner == nil || !sameValue(vl, v.versioner) {
 		return nil, false
 	}

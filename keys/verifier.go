@@ -130,7 +130,7 @@ func NewVerifier(st VerifierStore, opts *VerifierOptions) *Verifier {
 		o.ClientAddr = httpapi.RemoteHost
 	}
 	recMax := max(o.CacheSize, 1024)
-	cv, _ := st.(store.ChangeVersioner)
+	cv, _ := store.As[store.ChangeVersioner](st)
 	return &Verifier{
 		st:            st,
 		versioner:     cv,

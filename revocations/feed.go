@@ -108,7 +108,7 @@ func NewFeed(st store.RevocationStore, opts *Options) *Feed {
 	}
 	f := &Feed{st: st, poll: o.PollInterval, logger: o.Logger, stopped: make(chan struct{}),
 		maxWaits: o.MaxWaitsPerKey, waits: make(map[string]int)}
-	f.watcher, _ = st.(store.RevocationWatcher)
+	f.watcher, _ = store.As[store.RevocationWatcher](st)
 	f.serve = httpapi.Handle(o.Logger, f.list)
 	return f
 }

@@ -3,12 +3,28 @@
 // implementation returns.
 //
 // It imports no database driver. Backends live in subpackages
-// (store/sqlite, store/postgres) and prove they keep the contract by running
-// the conformance suite in package storetest from their own tests:
+// (store/sqlite, store/postgres, store/mysql) and prove they keep the
+// contract by running the conformance suite in package storetest from their
+// own tests:
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) store.Store { return openFresh(t) })
 //	}
+//
+// # The checking layer
+//
+// A backend only reads and writes. What is not SQL is this package's, written
+// once: the argument checks, run by [Checked] ([Check] puts a backend behind
+// it, as gocloud's portable types stand over a driver), the refresh rotation
+// rule ([DecideRotation]) and the high-water position of an ordered list
+// ([HighWater]). latchkey.New, the example server and storetest put every
+// store behind Check; a host that calls a backend directly does the same:
+//
+//	st := store.Check(backend)
+//
+// Checked has the methods of [Store] and Unwrap. An optional capability of
+// the backend ([ChangeVersioner], [CheckedContactLister], ...) is found
+// through the Unwrap chain with [As], and checks its own arguments.
 //
 // # Contract shared by every method
 //
@@ -19,8 +35,9 @@
 //   - Empty ids, empty emails, invalid project ids, zero times and other
 //     malformed arguments return an error matching [ErrInvalid] and change
 //     nothing. The checks are the Check functions of this package
-//     ([CheckUser], [CheckKey], ...), which every backend calls, so the
-//     rules cannot drift between backends.
+//     ([CheckUser], [CheckKey], ...), run once by the checking layer
+//     [Checked] before a backend is called (see below), so the rules cannot
+//     drift between backends.
 //   - A write to an unknown project returns an error matching [ErrNotFound].
 //   - Times are returned in UTC, truncated to microseconds; a time written
 //     is read back Equal to its microsecond truncation.

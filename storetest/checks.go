@@ -31,6 +31,8 @@ func checkCases() []testCase {
 		{"NewFamilies", testChecksNewFamilies},
 		{"Rotations", testChecksRotations},
 		{"ValidEdges", testChecksValidEdges},
+		{"LaterMethods", testChecksLaterMethods},
+		{"OtherProjectRows", testChecksOtherProjectRows},
 	}
 }
 
@@ -608,4 +610,110 @@ func testChecksValidEdges(t *testing.T, s store.Store) {
 	f.ID = edgeID("rf_")
 	require.NoError(t, s.CreateRefreshFamily(ctx, f), "CreateRefreshFamily with a MaxIDLen-byte id")
 	rotate(t, s, f, 0, rotateParams(base.Add(time.Minute)))
+}
+
+// The methods the lists above do not name (EndUserSessions, RollAPIKey,
+// ListAPIKeysPage, NextScheduledRevocation) refuse a project id that is not
+// a slug, a row id CheckID refuses, a zero time and a limit below 1, as
+// every method does; and CreateContacts refuses a contact of another
+// project. Each refusal changes nothing.
+func testChecksLaterMethods(t *testing.T, s store.Store) {
+	w := newWorld(t, s)
+	later := base.Add(time.Hour)
+	next := func(p string) store.APIKey { n := successorOf(w.apiKey, "key_next", later); n.ProjectID = p; return n }
+	var calls []refusal
+	for _, p := range badProjects {
+		calls = append(calls,
+			refusal{fmt.Sprintf("EndUserSessions in project %q", p), func(ctx context.Context) error {
+				return s.EndUserSessions(ctx, p, w.user.ID, later)
+			}},
+			refusal{fmt.Sprintf("RollAPIKey in project %q", p), func(ctx context.Context) error {
+				return errOf(s.RollAPIKey(ctx, p, w.apiKey.ID, next(p), later))
+			}},
+			refusal{fmt.Sprintf("ListAPIKeysPage in project %q", p), func(ctx context.Context) error {
+				return errOf(s.ListAPIKeysPage(ctx, p, "", paginate.Request{Limit: 10}))
+			}},
+			refusal{fmt.Sprintf("NextScheduledRevocation in project %q", p), func(ctx context.Context) error {
+				return errOf(s.NextScheduledRevocation(ctx, p))
+			}},
+		)
+	}
+	for _, id := range badIDs {
+		calls = append(calls,
+			refusal{fmt.Sprintf("EndUserSessions(%q, %q)", projA, id), func(ctx context.Context) error {
+				return s.EndUserSessions(ctx, projA, id, later)
+			}},
+			refusal{fmt.Sprintf("RollAPIKey(%q, %q)", projA, id), func(ctx context.Context) error {
+				return errOf(s.RollAPIKey(ctx, projA, id, next(projA), later))
+			}},
+			refusal{fmt.Sprintf("RollAPIKey to a successor with id %q", id), func(ctx context.Context) error {
+				n := next(projA)
+				n.ID = id
+				return errOf(s.RollAPIKey(ctx, projA, w.apiKey.ID, n, later))
+			}},
+		)
+	}
+	for _, limit := range []int{0, -1} {
+		calls = append(calls, refusal{fmt.Sprintf("ListAPIKeysPage with limit %d", limit), func(ctx context.Context) error {
+			return errOf(s.ListAPIKeysPage(ctx, projA, "", paginate.Request{Limit: limit}))
+		}})
+	}
+	calls = append(calls,
+		refusal{"EndUserSessions at the zero time", func(ctx context.Context) error {
+			return s.EndUserSessions(ctx, projA, w.user.ID, time.Time{})
+		}},
+		refusal{"RollAPIKey with a zero revocation time", func(ctx context.Context) error {
+			return errOf(s.RollAPIKey(ctx, projA, w.apiKey.ID, next(projA), time.Time{}))
+		}},
+		refusal{"FailuresOf at the zero time", func(ctx context.Context) error {
+			return errOf(s.FailuresOf(ctx, []string{"k"}, time.Time{}, time.Hour))
+		}},
+		refusal{"CreateContacts with a contact of another project", func(ctx context.Context) error {
+			return s.CreateContacts(ctx, projA, []store.Contact{newContact(projA, "ct_ok1", base), newContact(projB, "ct_ok2", base)})
+		}},
+	)
+	refuseAll(t, s, w, calls)
+}
+
+// A row of another project is reported exactly as a missing row is: every
+// method given project B and the id of a row of project A returns an error
+// matching ErrNotFound (deleting a console session, which succeeds for a
+// missing one, succeeds) and changes nothing.
+func testChecksOtherProjectRows(t *testing.T, s store.Store) {
+	w := newWorld(t, s)
+	before := w.snapshot(t, s)
+	later := base.Add(time.Hour)
+	ctx := t.Context()
+	for name, call := range map[string]func() error{
+		"GetUser":             func() error { return errOf(s.GetUser(ctx, projB, w.user.ID)) },
+		"GetUserByEmail":      func() error { return errOf(s.GetUserByEmail(ctx, projB, w.user.Email)) },
+		"SetPasswordHash":     func() error { return s.SetPasswordHash(ctx, projB, w.user.ID, "changed") },
+		"SetUserTags":         func() error { return s.SetUserTags(ctx, projB, w.user.ID, []string{"changed"}) },
+		"DisableUser":         func() error { return s.DisableUser(ctx, projB, w.user.ID, later) },
+		"EnableUser":          func() error { return s.EnableUser(ctx, projB, w.user.ID) },
+		"EndUserSessions":     func() error { return s.EndUserSessions(ctx, projB, w.user.ID, later) },
+		"DeleteContact":       func() error { return s.DeleteContact(ctx, projB, w.contact.ID) },
+		"GetAPIKey":           func() error { return errOf(s.GetAPIKey(ctx, projB, w.apiKey.ID)) },
+		"RevokeAPIKey":        func() error { return s.RevokeAPIKey(ctx, projB, w.apiKey.ID, later) },
+		"TouchAPIKey":         func() error { return s.TouchAPIKey(ctx, projB, w.apiKey.ID, later) },
+		"GetSigningKey":       func() error { return errOf(s.GetSigningKey(ctx, projB, "sk_old")) },
+		"RetireSigningKey":    func() error { return s.RetireSigningKey(ctx, projB, "sk_old", later) },
+		"GetRefreshFamily":    func() error { return errOf(s.GetRefreshFamily(ctx, projB, w.family.ID)) },
+		"RevokeRefreshFamily": func() error { return s.RevokeRefreshFamily(ctx, projB, w.family.ID, later) },
+		"RotateRefresh": func() error {
+			return errOf(s.RotateRefresh(ctx, projB, w.family.ID, 0, rotateParams(base.Add(time.Minute))))
+		},
+		"GetConsoleSession":   func() error { return errOf(s.GetConsoleSession(ctx, projB, w.console.ID)) },
+		"TouchConsoleSession": func() error { return s.TouchConsoleSession(ctx, projB, w.console.ID, later) },
+		"RollAPIKey": func() error {
+			n := successorOf(w.apiKey, "key_next", later)
+			n.ProjectID = projB
+			return errOf(s.RollAPIKey(ctx, projB, w.apiKey.ID, n, later))
+		},
+	} {
+		require.ErrorIsf(t, call(), store.ErrNotFound, "%s through project %q of a row of project %q", name, projB, projA)
+		require.Equalf(t, before, w.snapshot(t, s), "the store after %s through another project: want nothing changed", name)
+	}
+	require.NoError(t, s.DeleteConsoleSession(ctx, projB, w.console.ID), "DeleteConsoleSession through another project")
+	require.Equal(t, before, w.snapshot(t, s), "the store after DeleteConsoleSession through another project: want nothing changed")
 }

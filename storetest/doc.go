@@ -40,8 +40,8 @@
 //     ConsoleSessions/..., Throttle/... (PruneThrottle included),
 //     Settings/... (SetSetting and GetSetting),
 //     Checks/... (every method refuses what a store.Check function refuses
-//     with ErrInvalid and changes nothing; values at the checks' edges
-//     round-trip), Store/..., ChangeVersion/... for a store that offers
+//     with ErrInvalid and changes nothing; a row of another project is a
+//     missing row; values at the checks' edges round-trip), Store/..., ChangeVersion/... for a store that offers
 //     [store.ChangeVersioner], VersionedContacts/... for one that offers
 //     [store.VersionedContactLister] (the page is ListContacts' page; the
 //     version follows ChangeVersion's contract), CheckedContacts/...

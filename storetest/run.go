@@ -31,10 +31,15 @@ type sharedCase struct {
 // fresh, empty store (no projects at all) and register its own t.Cleanup
 // that closes it, ignoring an error from closing twice.
 //
+// Each store is run behind store.Check, as hosts use it: the argument
+// checks are package store's, and a backend only reads and writes. Its
+// optional capabilities are found through Unwrap (store.As).
+//
 // Subtests are named by area and case, for example "Users/DuplicateEmail",
 // so one case runs with go test -run 'TestConformance/Users/DuplicateEmail'.
 func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Helper()
+	newStore = checked(newStore)
 	groups := []group{
 		{"Projects", projectCases()},
 		{"Users", userCases()},
@@ -54,7 +59,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	// The optional capabilities a store offers, probed once on a store of
 	// its own: a store without one promises nothing there, so its cases
 	// are not run (rather than run and skipped).
-	if _, ok := newStore(t).(store.ChangeVersioner); ok {
+	if implements[store.ChangeVersioner](newStore(t)) {
 		groups = append(groups, group{"ChangeVersion", changeVersionCases()})
 	}
 	if implements[store.WritableChecker](newStore(t)) {
@@ -76,6 +81,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 // the race detector.
 func RunConcurrency(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Helper()
+	newStore = checked(newStore)
 	runGroups(t, newStore, concurrencyGroups())
 }
 
@@ -91,6 +97,7 @@ func RunConcurrency(t *testing.T, newStore func(t *testing.T) store.Store) {
 // uniqueness rules hold across handles.
 func RunShared(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 	t.Helper()
+	open = checkedPair(open)
 	cases := append(sharedCases(), sharedCase{"Settings/OtherHandleWrite", testSharedSetting})
 	if a, _ := open(t); implements[store.ChangeVersioner](a) {
 		cases = append(cases, sharedCase{"ChangeVersion/OtherHandleWrite", testSharedChangeVersion})
@@ -125,10 +132,35 @@ func runGroups(t *testing.T, newStore func(t *testing.T) store.Store, groups []g
 	}
 }
 
+// checked returns newStore with each store it opens behind the checking
+// layer, store.Check, as a host gets it: the suite checks a backend as
+// hosts use it, as gocloud's drivertest checks a driver through its
+// portable type.
+func checked(newStore func(t *testing.T) store.Store) func(t *testing.T) store.Store {
+	return func(t *testing.T) store.Store {
+		s := newStore(t)
+		if s == nil {
+			return nil
+		}
+		return store.Check(s)
+	}
+}
+
+// checkedPair is checked for a factory of two handles.
+func checkedPair(open func(t *testing.T) (a, b store.Store)) func(t *testing.T) (a, b store.Store) {
+	return func(t *testing.T) (a, b store.Store) {
+		a, b = open(t)
+		if a == nil || b == nil {
+			return a, b
+		}
+		return store.Check(a), store.Check(b)
+	}
+}
+
 // implements reports whether s offers the optional capability C (an
 // interface of package store beyond store.Store).
 func implements[C any](s any) bool {
-	_, ok := s.(C)
+	_, ok := store.As[C](s)
 	return ok
 }
 
@@ -136,7 +168,7 @@ func implements[C any](s any) bool {
 // for stores that have it.
 func capability[C any](t *testing.T, s any) C {
 	t.Helper()
-	c, ok := s.(C)
+	c, ok := store.As[C](s)
 	require.Truef(t, ok, "%T does not implement %T", s, (*C)(nil))
 	return c
 }

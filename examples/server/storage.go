@@ -76,10 +76,13 @@ func (s *storeFlags) open(ctx context.Context, env *env, logger *slog.Logger, o 
 			return nil, err
 		}
 	}
-	st, err := s.openStore(ctx, logger)
+	raw, err := s.openStore(ctx, logger)
 	if err != nil {
 		return nil, err
 	}
+	// Every command reads and writes through the checking layer, as
+	// latchkey.New does.
+	var st store.Store = store.Check(raw)
 	key, err := loadMasterKey(ctx, env, s.data, st)
 	if err != nil {
 		_ = st.Close()

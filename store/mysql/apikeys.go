@@ -39,9 +39,6 @@ const (
 // as given.
 func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 	const op = "create api key"
-	if err := store.CheckAPIKey(k); err != nil {
-		return check(op, err)
-	}
 	_, err := s.execCount(ctx, op, createAPIKeySQL, createAPIKeyArgs(k)...)
 	return err
 }
@@ -52,9 +49,6 @@ func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 // GetAPIKey of every handle.
 func (s *Store) GetAPIKey(ctx context.Context, projectID, id string) (store.APIKey, error) {
 	const op = "get api key"
-	if err := store.CheckKey(projectID, "API key id", id); err != nil {
-		return store.APIKey{}, check(op, err)
-	}
 	return getOne(ctx, s, op, getAPIKeySQL, []any{projectID, id}, scanAPIKey)
 }
 
@@ -62,9 +56,6 @@ func (s *Store) GetAPIKey(ctx context.Context, projectID, id string) (store.APIK
 // ascending (CreatedAt, ID) order.
 func (s *Store) ListAPIKeys(ctx context.Context, projectID string) ([]store.APIKey, error) {
 	const op = "list api keys"
-	if err := store.CheckProjectID(projectID); err != nil {
-		return nil, check(op, err)
-	}
 	return listAll(ctx, s, op, listAPIKeysSQL, []any{projectID}, scanAPIKey)
 }
 
@@ -75,9 +66,6 @@ func (s *Store) ListAPIKeys(ctx context.Context, projectID string) ([]store.APIK
 // keyset query on api_keys_list. An unknown project lists as empty.
 func (s *Store) ListAPIKeysPage(ctx context.Context, projectID, namePrefix string, req paginate.Request) (paginate.Page[store.APIKey], error) {
 	const op = "list api keys page"
-	if err := checkList(projectID, req); err != nil {
-		return paginate.Page[store.APIKey]{}, check(op, err)
-	}
 	limit, fetch := pageSize(req)
 	query, args := listAPIKeysPageSQL(projectID, namePrefix, req.After, fetch)
 	return listPage(ctx, s, op, limit, query, args, scanAPIKey)
@@ -117,12 +105,6 @@ func listAPIKeysPageSQL(projectID, prefix string, after paginate.Cursor, fetch i
 // more than one of them follows.
 func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "revoke api key"
-	if err := store.CheckKey(projectID, "API key id", id); err != nil {
-		return check(op, err)
-	}
-	if err := store.CheckTime("revoked at", at); err != nil {
-		return check(op, err)
-	}
 	at = dbTime(at)
 	return s.inTx(ctx, op, func(tx *sql.Tx) error {
 		k, err := scanAPIKey(tx.QueryRowContext(ctx, lockAPIKeySQL, projectID, id))
@@ -157,9 +139,6 @@ func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.
 // one after the first finds the key rolled.
 func (s *Store) RollAPIKey(ctx context.Context, projectID, id string, next store.APIKey, revokeAt time.Time) (store.APIKey, error) {
 	const op = "roll api key"
-	if err := store.CheckRoll(projectID, id, next, revokeAt); err != nil {
-		return store.APIKey{}, check(op, err)
-	}
 	now, due := next.CreatedAt, dbTime(revokeAt)
 	next.RolledFrom = id
 	var old store.APIKey
@@ -210,12 +189,6 @@ func (s *Store) RollAPIKey(ctx context.Context, projectID, id string, next store
 // and store.ErrInvalid for a zero at.
 func (s *Store) TouchAPIKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "touch api key"
-	if err := store.CheckKey(projectID, "API key id", id); err != nil {
-		return check(op, err)
-	}
-	if err := store.CheckTime("last used at", at); err != nil {
-		return check(op, err)
-	}
 	t := dbTime(at)
 	n, err := s.execCount(ctx, op, touchAPIKeySQL, t, projectID, id, t)
 	if err != nil || n > 0 {

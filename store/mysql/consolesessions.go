@@ -27,9 +27,6 @@ const (
 // existing id.
 func (s *Store) CreateConsoleSession(ctx context.Context, cs store.ConsoleSession) error {
 	const op = "create console session"
-	if err := store.CheckConsoleSession(cs); err != nil {
-		return check(op, err)
-	}
 	_, err := s.execCount(ctx, op, createConsoleSessionSQL, cs.ProjectID, cs.ID, cs.UserID,
 		dbTime(cs.CreatedAt), dbTime(cs.LastSeenAt))
 	return err
@@ -40,9 +37,6 @@ func (s *Store) CreateConsoleSession(ctx context.Context, cs store.ConsoleSessio
 // a session created or ended by any instance is seen by every other.
 func (s *Store) GetConsoleSession(ctx context.Context, projectID, id string) (store.ConsoleSession, error) {
 	const op = "get console session"
-	if err := store.CheckKey(projectID, "console session id", id); err != nil {
-		return store.ConsoleSession{}, check(op, err)
-	}
 	return getOne(ctx, s, op, getConsoleSessionSQL, []any{projectID, id}, scanConsoleSession)
 }
 
@@ -50,12 +44,6 @@ func (s *Store) GetConsoleSession(ctx context.Context, projectID, id string) (st
 // already at or after at, or returns an error matching store.ErrNotFound.
 func (s *Store) TouchConsoleSession(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "touch console session"
-	if err := store.CheckKey(projectID, "console session id", id); err != nil {
-		return check(op, err)
-	}
-	if err := store.CheckTime("last seen at", at); err != nil {
-		return check(op, err)
-	}
 	t := dbTime(at)
 	n, err := s.execCount(ctx, op, touchConsoleSessionSQL, t, projectID, id, t)
 	if err != nil || n > 0 {
@@ -70,9 +58,6 @@ func (s *Store) TouchConsoleSession(ctx context.Context, projectID, id string, a
 // succeeds.
 func (s *Store) DeleteConsoleSession(ctx context.Context, projectID, id string) error {
 	const op = "delete console session"
-	if err := store.CheckKey(projectID, "console session id", id); err != nil {
-		return check(op, err)
-	}
 	_, err := s.execCount(ctx, op, deleteConsoleSessionSQL, projectID, id)
 	return err
 }
@@ -82,12 +67,6 @@ func (s *Store) DeleteConsoleSession(ctx context.Context, projectID, id string) 
 // returns how many it deleted.
 func (s *Store) PruneConsoleSessions(ctx context.Context, idleBefore, createdBefore time.Time) (int, error) {
 	const op = "prune console sessions"
-	if err := store.CheckTime("idle before", idleBefore); err != nil {
-		return 0, check(op, err)
-	}
-	if err := store.CheckTime("created before", createdBefore); err != nil {
-		return 0, check(op, err)
-	}
 	return s.execCount(ctx, op, pruneConsoleSessionsSQL, dbTime(idleBefore), dbTime(createdBefore))
 }
 

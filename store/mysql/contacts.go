@@ -59,9 +59,6 @@ func lockContacts(ctx context.Context, tx *sql.Tx, projectID string) (mark, erro
 // an unknown project and store.ErrConflict for an existing id.
 func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Contact, error) {
 	const op = "create contact"
-	if err := store.CheckContact(c); err != nil {
-		return store.Contact{}, check(op, err)
-	}
 	var stored store.Contact
 	err := s.inTx(ctx, op, func(tx *sql.Tx) error {
 		m, err := lockContacts(ctx, tx, c.ProjectID)
@@ -92,18 +89,6 @@ func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Conta
 // that exists or appears twice in cs.
 func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store.Contact) error {
 	const op = "create contacts"
-	if err := store.CheckProjectID(projectID); err != nil {
-		return check(op, err)
-	}
-	for i, c := range cs {
-		if c.ProjectID != "" && c.ProjectID != projectID {
-			return invalid(op, fmt.Sprintf("contact %d belongs to another project", i))
-		}
-		c.ProjectID = projectID
-		if err := store.CheckContact(c); err != nil {
-			return check(fmt.Sprintf("%s: contact %d", op, i), err)
-		}
-	}
 	if len(cs) == 0 {
 		return s.read(ctx, op, func(q querier) error {
 			return existsOrNotFound(ctx, q, op, projectExistsSQL, projectID)
@@ -151,9 +136,6 @@ func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store
 // project lists as empty.
 func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
 	const op = "list contacts"
-	if err := checkList(projectID, req); err != nil {
-		return paginate.Page[store.Contact]{}, check(op, err)
-	}
 	limit, fetch := pageSize(req)
 	query, args := listContactsSQLFor(projectID, req.After, fetch)
 	return listPage(ctx, s, op, limit, query, args, func(row rowScanner) (store.Contact, error) {
@@ -184,8 +166,5 @@ func scanContact(row rowScanner, projectID string) (store.Contact, error) {
 // still sort after it.
 func (s *Store) DeleteContact(ctx context.Context, projectID, id string) error {
 	const op = "delete contact"
-	if err := store.CheckKey(projectID, "contact id", id); err != nil {
-		return check(op, err)
-	}
 	return s.execOne(ctx, op, deleteContactSQL, projectID, id)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/internal/retry"
 )
 
 // MySQL and MariaDB error numbers the store translates.
@@ -187,18 +188,11 @@ func transient(err error) bool {
 }
 
 // acquireError is a failure to get a connection of the pool while the
-// caller's context was live: nothing was sent.
-type acquireError struct{ err error }
+// caller's context was live: nothing was sent (retry.AcquireError).
+type acquireError = retry.AcquireError
 
-func newAcquireError(err error) *acquireError {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		err = errors.New(err.Error())
-	}
-	return &acquireError{err}
-}
-
-func (e *acquireError) Error() string { return "no database connection: " + e.err.Error() }
-func (e *acquireError) Unwrap() error { return e.err }
+// newAcquireError returns err as an *acquireError.
+func newAcquireError(err error) *acquireError { return retry.NewAcquireError(err) }
 
 // invalid returns an error matching store.ErrInvalid.
 func invalid(op, why string) error {
@@ -210,7 +204,9 @@ func notFound(op string) error {
 	return fmt.Errorf("mysql: %s: %w", op, store.ErrNotFound)
 }
 
-// check wraps the error of a store.Check function with op.
+// check wraps an error of package store (a Check function's,
+// DecideRotation's) with the operation; the error keeps matching its
+// sentinel.
 func check(op string, err error) error {
 	if err == nil {
 		return nil

@@ -4,9 +4,11 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"time"
+
+	"github.com/latchkey-dev/latchkey/store"
 )
 
-// mark is the greatest (time, id) position a project's list has had: the
+// mark is the high-water position (store.HighWater) of a project's list: the
 // contacts' or the revocation feed's. New items are placed after it, so that
 // an item is never added before one a reader has already seen.
 type mark struct {
@@ -20,24 +22,17 @@ func markOf(at sql.NullTime, id sql.NullString) mark {
 	return mark{at: fromNull(at), id: id.String, set: at.Valid && id.Valid}
 }
 
-// place returns the time a new item with the given id gets: at (already
-// truncated) when (at, id) sorts after the mark, else the smallest time that
-// makes it sort after, raised by whole microseconds: the mark's time if id is
-// greater than the mark's id, one microsecond later otherwise.
-func (m mark) place(at time.Time, id string) time.Time {
-	if m.after(at, id) {
-		return at
-	}
-	if id > m.id {
-		return m.at
-	}
-	return m.at.Add(time.Microsecond)
-}
+// place returns the time a new item with the given id gets after the
+// mark (store.HighWater.Place).
+func (m mark) place(at time.Time, id string) time.Time { return m.highWater().Place(at, id) }
 
-// after reports whether (at, id) sorts after the mark.
-func (m mark) after(at time.Time, id string) bool {
-	return !m.set || at.After(m.at) || (at.Equal(m.at) && id > m.id)
-}
+// after reports whether (at, id) sorts after the mark
+// (store.HighWater.After).
+func (m mark) after(at time.Time, id string) bool { return m.highWater().After(at, id) }
+
+// highWater returns the mark as store's high-water position, whose rule it
+// follows.
+func (m mark) highWater() store.HighWater { return store.HighWater{At: m.at, ID: m.id, Set: m.set} }
 
 // position returns the bytes of a contact's position, the contacts table's
 // pos: at, truncated to microseconds, as 8 bytes (Unix microseconds,

@@ -17,12 +17,6 @@ const (
 // an id that is not a slug and store.ErrConflict when the id exists.
 func (s *Store) CreateProject(ctx context.Context, p store.Project) error {
 	const op = "create project"
-	if err := store.CheckProjectID(p.ID); err != nil {
-		return check(op, err)
-	}
-	if err := store.CheckTime("created at", p.CreatedAt); err != nil {
-		return check(op, err)
-	}
 	_, err := s.execCount(ctx, op, createProjectSQL, p.ID, dbTime(p.CreatedAt))
 	return err
 }
@@ -30,9 +24,6 @@ func (s *Store) CreateProject(ctx context.Context, p store.Project) error {
 // GetProject returns the project, or an error matching store.ErrNotFound.
 func (s *Store) GetProject(ctx context.Context, id string) (store.Project, error) {
 	const op = "get project"
-	if err := store.CheckProjectID(id); err != nil {
-		return store.Project{}, check(op, err)
-	}
 	return getOne(ctx, s, op, getProjectSQL, []any{id}, scanProject)
 }
 

@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/internal/retry"
 )
 
 // Every statement and transaction of the store runs through [Store.run] or
@@ -67,30 +67,18 @@ func (s *Store) write(ctx context.Context, op string, fn func(q querier) error) 
 	return s.run(ctx, op, writes, fn)
 }
 
+// retryPolicy is the store's retry policy (see package retry), on the
+// driver's errors as this package reads them.
+var retryPolicy = retry.Policy{
+	MaxAttempts: maxAttempts, Base: backoffBase, Cap: backoffCap,
+	Errors: retry.Errors{Transient: transient, Lost: connectionLost, NotSent: notSent, Unknown: outcomeUnknown,
+		InDoubt: inDoubt, Wrap: wrap},
+}
+
 // run runs fn on a connection of the pool, retrying as described above. fn
 // must not keep state across calls: it may run several times.
 func (s *Store) run(ctx context.Context, op string, a access, fn func(q querier) error) error {
-	retried := false
-	for n := 0; ; n++ {
-		err := s.once(ctx, fn)
-		if err == nil {
-			return nil
-		}
-		switch {
-		case ctx.Err() != nil:
-		case transient(err) && n+1 < maxAttempts:
-			if s.pause(ctx, n) {
-				continue
-			}
-		case connectionLost(err) && !retried && (a == reads || notSent(err)):
-			retried = true
-			continue
-		}
-		if a == writes && outcomeUnknown(err) {
-			return inDoubt(op, err)
-		}
-		return wrap(op, err)
-	}
+	return retryPolicy.Do(ctx, op, func() (error, bool) { return s.once(ctx, fn), a == writes })
 }
 
 // once acquires a connection, runs fn on it and releases it.
@@ -107,28 +95,7 @@ func (s *Store) once(ctx context.Context, fn func(q querier) error) error {
 // as described above; it returns the error translated for op. fn must not
 // keep state across calls: it may run several times.
 func (s *Store) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
-	retried := false
-	for attempt := 0; ; attempt++ {
-		err, committing := s.txOnce(ctx, fn)
-		if err == nil {
-			return nil
-		}
-		sent := committing && !notSent(err)
-		switch {
-		case ctx.Err() != nil:
-		case transient(err) && attempt+1 < maxAttempts:
-			if s.pause(ctx, attempt) {
-				continue
-			}
-		case connectionLost(err) && !retried && !sent:
-			retried = true
-			continue
-		}
-		if committing && outcomeUnknown(err) {
-			return inDoubt(op, err)
-		}
-		return wrap(op, err)
-	}
+	return retryPolicy.Do(ctx, op, func() (error, bool) { return s.txOnce(ctx, fn) })
 }
 
 // txOnce runs fn in one transaction. committing reports that the error came
@@ -153,40 +120,13 @@ func (s *Store) txOnce(ctx context.Context, fn func(tx *sql.Tx) error) (err erro
 // acquire returns a connection of the pool, waiting at most
 // Options.AcquireTimeout for one.
 func (s *Store) acquire(ctx context.Context) (*sql.Conn, error) {
-	if s.closed.Load() {
-		return nil, errClosed
-	}
-	actx := ctx
-	if s.acquireTimeout > 0 {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, s.acquireTimeout)
-		defer cancel()
-	}
-	conn, err := s.db.Conn(actx)
-	switch {
-	case err == nil:
-		return conn, nil
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case s.closed.Load():
-		return nil, errClosed
-	case actx.Err() != nil:
-		return nil, newAcquireError(fmt.Errorf("none within %s", s.acquireTimeout))
-	}
-	return nil, newAcquireError(err)
+	return retry.Acquire(ctx, s.acquireTimeout, s.closed.Load, errClosed, s.db.Conn)
 }
 
-// pause sleeps before attempt+1 and reports whether ctx is still live.
+// pause sleeps before attempt+1 and reports whether ctx is still live
+// (retry.Policy.Pause).
 func (s *Store) pause(ctx context.Context, attempt int) bool {
-	limit := min(backoffCap, backoffBase<<min(attempt, 16))
-	t := time.NewTimer(rand.N(limit) + 1)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return retryPolicy.Pause(ctx, attempt)
 }
 
 // outcomeUnknown reports whether err, the error of a statement that writes

@@ -31,9 +31,6 @@ const (
 // project and store.ErrConflict for an existing id.
 func (s *Store) CreateSigningKey(ctx context.Context, k store.SigningKey) error {
 	const op = "create signing key"
-	if err := store.CheckSigningKey(k); err != nil {
-		return check(op, err)
-	}
 	_, err := s.execCount(ctx, op, createSigningKeySQL, k.ProjectID, k.ID, k.PublicKey,
 		k.EncryptedPrivateKey, dbTime(k.CreatedAt), k.Algorithm)
 	return err
@@ -45,9 +42,6 @@ func (s *Store) CreateSigningKey(ctx context.Context, k store.SigningKey) error 
 // found.
 func (s *Store) GetSigningKey(ctx context.Context, projectID, id string) (store.SigningKey, error) {
 	const op = "get signing key"
-	if err := store.CheckKey(projectID, "signing key id", id); err != nil {
-		return store.SigningKey{}, check(op, err)
-	}
 	return getOne(ctx, s, op, getSigningKeySQL, []any{projectID, id}, scanSigningKey)
 }
 
@@ -56,9 +50,6 @@ func (s *Store) GetSigningKey(ctx context.Context, projectID, id string) (store.
 // none.
 func (s *Store) ActiveSigningKey(ctx context.Context, projectID string) (store.SigningKey, error) {
 	const op = "active signing key"
-	if err := store.CheckProjectID(projectID); err != nil {
-		return store.SigningKey{}, check(op, err)
-	}
 	return getOne(ctx, s, op, activeSigningKeySQL, []any{projectID}, scanSigningKey)
 }
 
@@ -66,9 +57,6 @@ func (s *Store) ActiveSigningKey(ctx context.Context, projectID string) (store.S
 // ascending (CreatedAt, ID) order.
 func (s *Store) ListSigningKeys(ctx context.Context, projectID string) ([]store.SigningKey, error) {
 	const op = "list signing keys"
-	if err := store.CheckProjectID(projectID); err != nil {
-		return nil, check(op, err)
-	}
 	return listAll(ctx, s, op, listSigningKeysSQL, []any{projectID}, scanSigningKey)
 }
 
@@ -86,12 +74,6 @@ func (s *Store) ListSigningKeys(ctx context.Context, projectID string) ([]store.
 // committed rows.
 func (s *Store) RetireSigningKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "retire signing key"
-	if err := store.CheckKey(projectID, "signing key id", id); err != nil {
-		return check(op, err)
-	}
-	if err := store.CheckTime("retired at", at); err != nil {
-		return check(op, err)
-	}
 	at = dbTime(at)
 	return s.inTx(ctx, op, func(tx *sql.Tx) error {
 		m, err := lockFeed(ctx, tx, projectID)

@@ -40,14 +40,6 @@ type rowScanner interface {
 	Scan(dest ...any) error
 }
 
-// checkList checks the arguments every list method takes.
-func checkList(projectID string, req paginate.Request) error {
-	if err := store.CheckProjectID(projectID); err != nil {
-		return err
-	}
-	return store.CheckPage(req)
-}
-
 // pageSize returns the number of items a page holds and the number of rows
 // its query reads: one more, whose presence is HasMore.
 func pageSize(req paginate.Request) (limit, fetch int) {

@@ -45,9 +45,6 @@ const (
 // rows whose window has ended.
 func (s *Store) AddFailure(ctx context.Context, key string, now time.Time, window time.Duration) (int, time.Time, error) {
 	const op = "add failure"
-	if err := checkThrottle(key, now, window); err != nil {
-		return 0, time.Time{}, check(op, err)
-	}
 	now = dbTime(now)
 	ended := dbTime(now.Add(-window))
 	reset := dbTime(now.Add(window))
@@ -71,9 +68,6 @@ func (s *Store) AddFailure(ctx context.Context, key string, now time.Time, windo
 // with no window open at now has count 0 and a zero reset time.
 func (s *Store) Failures(ctx context.Context, key string, now time.Time, window time.Duration) (int, time.Time, error) {
 	const op = "failures"
-	if err := checkThrottle(key, now, window); err != nil {
-		return 0, time.Time{}, check(op, err)
-	}
 	now = dbTime(now)
 	var count int
 	var started time.Time
@@ -100,9 +94,6 @@ const failuresOfSQL = `SELECT throttle_key, count, started_at FROM throttles WHE
 // one, read in one statement (one round trip).
 func (s *Store) FailuresOf(ctx context.Context, keys []string, now time.Time, window time.Duration) ([]store.ThrottleWindow, error) {
 	const op = "failures of"
-	if err := store.CheckThrottleKeys(keys, now, window); err != nil {
-		return nil, check(op, err)
-	}
 	now = dbTime(now)
 	query := failuresOfSQL + strings.Repeat(", ?", len(keys)-1) + ")"
 	args := make([]any, len(keys))
@@ -142,9 +133,6 @@ func (s *Store) FailuresOf(ctx context.Context, keys []string, now time.Time, wi
 // ClearFailures forgets key's window. Clearing an unknown key succeeds.
 func (s *Store) ClearFailures(ctx context.Context, key string) error {
 	const op = "clear failures"
-	if err := store.CheckThrottle(key, time.Second); err != nil {
-		return check(op, err)
-	}
 	_, err := s.execCount(ctx, op, clearFailuresSQL, []byte(key))
 	return err
 }
@@ -153,17 +141,7 @@ func (s *Store) ClearFailures(ctx context.Context, key string) error {
 // statement, and returns how many it deleted.
 func (s *Store) PruneThrottle(ctx context.Context, now time.Time) (int, error) {
 	const op = "prune throttle"
-	if err := store.CheckTime("now", now); err != nil {
-		return 0, check(op, err)
-	}
 	return s.execCount(ctx, op, pruneThrottlesSQL, dbTime(now))
-}
-
-func checkThrottle(key string, now time.Time, window time.Duration) error {
-	if err := store.CheckThrottle(key, window); err != nil {
-		return err
-	}
-	return store.CheckTime("now", now)
 }
 
 // maybePrune deletes up to 1000 ended throttle windows if the last prune by

@@ -42,9 +42,6 @@ const (
 // the store.NormalizeEmail form).
 func (s *Store) CreateUser(ctx context.Context, u store.User) error {
 	const op = "create user"
-	if err := store.CheckUser(u); err != nil {
-		return check(op, err)
-	}
 	_, err := s.execCount(ctx, op, createUserSQL, u.ProjectID, u.ID, u.Email,
 		store.NormalizeEmail(u.Email), u.PasswordHash, tagsArg(u.Tags), dbTime(u.CreatedAt))
 	return err
@@ -54,9 +51,6 @@ func (s *Store) CreateUser(ctx context.Context, u store.User) error {
 // store.ErrNotFound.
 func (s *Store) GetUser(ctx context.Context, projectID, id string) (store.User, error) {
 	const op = "get user"
-	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return store.User{}, check(op, err)
-	}
 	return getOne(ctx, s, op, getUserSQL, []any{projectID, id}, scanUser)
 }
 
@@ -65,13 +59,7 @@ func (s *Store) GetUser(ctx context.Context, projectID, id string) (store.User, 
 // store.NormalizeEmail makes empty is store.ErrInvalid.
 func (s *Store) GetUserByEmail(ctx context.Context, projectID, email string) (store.User, error) {
 	const op = "get user by email"
-	if err := store.CheckProjectID(projectID); err != nil {
-		return store.User{}, check(op, err)
-	}
 	norm := store.NormalizeEmail(email)
-	if norm == "" {
-		return store.User{}, invalid(op, "empty email")
-	}
 	return getOne(ctx, s, op, getUserByEmailSQL, []any{projectID, []byte(norm)}, scanUser)
 }
 
@@ -87,9 +75,6 @@ func (s *Store) GetUserByEmail(ctx context.Context, projectID, email string) (st
 // of users_list.
 func (s *Store) ListUsers(ctx context.Context, projectID, emailPrefix string, req paginate.Request) (paginate.Page[store.User], error) {
 	const op = "list users"
-	if err := checkList(projectID, req); err != nil {
-		return paginate.Page[store.User]{}, check(op, err)
-	}
 	prefix := store.NormalizeEmail(emailPrefix)
 	if strings.ContainsRune(prefix, 0) {
 		return paginate.Page[store.User]{}, invalid(op, "email prefix holds a NUL byte")
@@ -142,9 +127,6 @@ func prefixEnd(prefix string) (string, bool) {
 // matching store.ErrNotFound; an empty hash is store.ErrInvalid.
 func (s *Store) SetPasswordHash(ctx context.Context, projectID, id, hash string) error {
 	const op = "set password hash"
-	if err := store.CheckPasswordHash(projectID, id, hash); err != nil {
-		return check(op, err)
-	}
 	return s.execOne(ctx, op, setPasswordSQL, hash, projectID, id)
 }
 
@@ -152,12 +134,6 @@ func (s *Store) SetPasswordHash(ctx context.Context, projectID, id, hash string)
 // store.ErrNotFound; store.CheckTags refusing tags is store.ErrInvalid.
 func (s *Store) SetUserTags(ctx context.Context, projectID, id string, tags []string) error {
 	const op = "set user tags"
-	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return check(op, err)
-	}
-	if err := store.CheckTags(tags); err != nil {
-		return check(op, err)
-	}
 	return s.execOne(ctx, op, setTagsSQL, tagsArg(tags), projectID, id)
 }
 
@@ -172,12 +148,6 @@ func (s *Store) SetUserTags(ctx context.Context, projectID, id string, tags []st
 // then finds it revoked. Disabling a disabled user changes nothing.
 func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "disable user"
-	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return check(op, err)
-	}
-	if err := store.CheckTime("disabled at", at); err != nil {
-		return check(op, err)
-	}
 	at = dbTime(at)
 	return s.inTx(ctx, op, func(tx *sql.Tx) error {
 		var disabled sql.NullTime
@@ -202,12 +172,6 @@ func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.T
 // store.ErrNotFound for an unknown user and store.ErrInvalid for a zero at.
 func (s *Store) EndUserSessions(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "end user sessions"
-	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return check(op, err)
-	}
-	if err := store.CheckTime("at", at); err != nil {
-		return check(op, err)
-	}
 	at = dbTime(at)
 	return s.inTx(ctx, op, func(tx *sql.Tx) error {
 		var disabled sql.NullTime
@@ -236,9 +200,6 @@ func endUserSessions(ctx context.Context, tx *sql.Tx, projectID, id string, at t
 // user.
 func (s *Store) EnableUser(ctx context.Context, projectID, id string) error {
 	const op = "enable user"
-	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return check(op, err)
-	}
 	return s.execOne(ctx, op, enableUserSQL, projectID, id)
 }
 

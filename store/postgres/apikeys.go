@@ -47,9 +47,6 @@ const (
 // as given.
 func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 	const op = "create api key"
-	if err := store.CheckAPIKey(k); err != nil {
-		return check(op, err)
-	}
 	_, err := s.execCount(ctx, op, createAPIKeySQL, createAPIKeyArgs(k)...)
 	return err
 }
@@ -59,9 +56,6 @@ func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 // committed by any handle is visible to the next GetAPIKey of every handle.
 func (s *Store) GetAPIKey(ctx context.Context, projectID, id string) (store.APIKey, error) {
 	const op = "get api key"
-	if err := store.CheckKey(projectID, "API key id", id); err != nil {
-		return store.APIKey{}, check(op, err)
-	}
 	return getOne(ctx, s, op, getAPIKeySQL, []any{projectID, id}, scanAPIKey)
 }
 
@@ -69,9 +63,6 @@ func (s *Store) GetAPIKey(ctx context.Context, projectID, id string) (store.APIK
 // ascending (CreatedAt, ID) order.
 func (s *Store) ListAPIKeys(ctx context.Context, projectID string) ([]store.APIKey, error) {
 	const op = "list api keys"
-	if err := store.CheckProjectID(projectID); err != nil {
-		return nil, check(op, err)
-	}
 	return listAll(ctx, s, op, listAPIKeysSQL, []any{projectID}, func(rows pgx.Rows) (store.APIKey, error) {
 		return scanAPIKey(rows)
 	})
@@ -84,9 +75,6 @@ func (s *Store) ListAPIKeys(ctx context.Context, projectID string) ([]store.APIK
 // unknown project lists as empty.
 func (s *Store) ListAPIKeysPage(ctx context.Context, projectID, namePrefix string, req paginate.Request) (paginate.Page[store.APIKey], error) {
 	const op = "list api keys page"
-	if err := checkList(projectID, req); err != nil {
-		return paginate.Page[store.APIKey]{}, check(op, err)
-	}
 	limit, fetch := pageSize(req)
 	sql, args := listAPIKeysBaseSQL, []any{projectID}
 	ph := func(v any) string {
@@ -116,12 +104,6 @@ func (s *Store) ListAPIKeysPage(ctx context.Context, projectID, namePrefix strin
 // store.ErrNotFound for an unknown key and store.ErrInvalid for a zero at.
 func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "revoke api key"
-	if err := store.CheckKey(projectID, "API key id", id); err != nil {
-		return check(op, err)
-	}
-	if err := store.CheckTime("revoked at", at); err != nil {
-		return check(op, err)
-	}
 	at = dbTime(at)
 	return s.inTx(ctx, op, func(tx pgx.Tx) error {
 		k, err := scanAPIKey(tx.QueryRow(ctx, lockAPIKeySQL, projectID, id))
@@ -151,9 +133,6 @@ func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.
 // other, and every one after the first finds the key rolled.
 func (s *Store) RollAPIKey(ctx context.Context, projectID, id string, next store.APIKey, revokeAt time.Time) (store.APIKey, error) {
 	const op = "roll api key"
-	if err := store.CheckRoll(projectID, id, next, revokeAt); err != nil {
-		return store.APIKey{}, check(op, err)
-	}
 	now, due := next.CreatedAt, dbTime(revokeAt)
 	var old store.APIKey
 	err := s.inTx(ctx, op, func(tx pgx.Tx) error {
@@ -199,12 +178,6 @@ func (s *Store) RollAPIKey(ctx context.Context, projectID, id string, next store
 // and store.ErrInvalid for a zero at.
 func (s *Store) TouchAPIKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "touch api key"
-	if err := store.CheckKey(projectID, "API key id", id); err != nil {
-		return check(op, err)
-	}
-	if err := store.CheckTime("last used at", at); err != nil {
-		return check(op, err)
-	}
 	n, err := s.execCount(ctx, op, touchAPIKeySQL, projectID, id, dbTime(at))
 	if err != nil || n > 0 {
 		return err

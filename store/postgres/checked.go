@@ -72,7 +72,7 @@ func checkedSQL(projectID string, ids store.TokenRecordIDs, state string, after 
 // (see keptRecords). See [store.CheckedContactLister].
 func (s *Store) ListContactsChecked(ctx context.Context, projectID string, ids store.TokenRecordIDs, req paginate.Request) (store.TokenRecords, paginate.Page[store.Contact], error) {
 	const op = "list contacts checked"
-	if err := checkList(projectID, req); err != nil {
+	if err := store.CheckListContacts(projectID, req); err != nil {
 		return store.TokenRecords{}, paginate.Page[store.Contact]{}, check(op, err)
 	}
 	if err := store.CheckTokenRecordIDs(projectID, ids); err != nil {

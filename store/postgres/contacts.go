@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -62,9 +61,6 @@ func lockContacts(ctx context.Context, tx pgx.Tx, projectID string) (mark, error
 // store.ErrConflict for an existing id.
 func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Contact, error) {
 	const op = "create contact"
-	if err := store.CheckContact(c); err != nil {
-		return store.Contact{}, check(op, err)
-	}
 	var stored store.Contact
 	err := s.inTx(ctx, op, func(tx pgx.Tx) error {
 		m, err := lockContacts(ctx, tx, c.ProjectID)
@@ -95,18 +91,6 @@ func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Conta
 // that exists or appears twice in cs.
 func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store.Contact) error {
 	const op = "create contacts"
-	if err := store.CheckProjectID(projectID); err != nil {
-		return check(op, err)
-	}
-	for i, c := range cs {
-		if c.ProjectID != "" && c.ProjectID != projectID {
-			return invalid(op, fmt.Sprintf("contact %d belongs to another project", i))
-		}
-		c.ProjectID = projectID
-		if err := store.CheckContact(c); err != nil {
-			return check(fmt.Sprintf("%s: contact %d", op, i), err)
-		}
-	}
 	if len(cs) == 0 {
 		var ok bool
 		err := s.read(ctx, op, func(q querier) error {
@@ -153,9 +137,6 @@ func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store
 // req.Limit below 1 returns an error matching store.ErrInvalid.
 func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Contact], error) {
 	const op = "list contacts"
-	if err := checkList(projectID, req); err != nil {
-		return paginate.Page[store.Contact]{}, check(op, err)
-	}
 	limit, fetch := pageSize(req)
 	sql, args := listContactsFirstSQL, []any{projectID, fetch}
 	if !req.After.IsZero() {
@@ -174,8 +155,5 @@ func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate
 // still sort after it.
 func (s *Store) DeleteContact(ctx context.Context, projectID, id string) error {
 	const op = "delete contact"
-	if err := store.CheckKey(projectID, "contact id", id); err != nil {
-		return check(op, err)
-	}
 	return s.execOne(ctx, op, deleteContactSQL, projectID, id)
 }

@@ -118,7 +118,7 @@ func TestContacts_Placement(t *testing.T) {
 // TestCreateContacts_Atomic checks that a failing batch inserts nothing.
 func TestCreateContacts_Atomic(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := store.Check(newStore(t)) // as hosts use it: arguments checked
 	mustProject(t, st, "p")
 	_, err := st.CreateContact(ctx, store.Contact{ID: "ct_1", ProjectID: "p", Name: "n", CreatedAt: t0})
 	require.NoError(t, err)
@@ -200,7 +200,7 @@ func TestContacts_ConcurrentPaging(t *testing.T) {
 // TestContacts_ListArguments covers list edge cases.
 func TestContacts_ListArguments(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := store.Check(newStore(t)) // as hosts use it: arguments checked
 	page, err := st.ListContacts(ctx, "nope", paginate.Request{Limit: 10})
 	require.NoError(t, err, "unknown project lists as empty")
 	assert.NotNil(t, page.Items)

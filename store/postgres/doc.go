@@ -15,6 +15,18 @@
 //	defer st.Close()
 //	err = st.CreateProject(ctx, store.Project{ID: store.DefaultProject, CreatedAt: time.Now()})
 //
+// # Argument checks
+//
+// The Store assumes checked arguments, as a driver under a portable type
+// does: the argument checks of the store contract and its rules that are
+// not SQL are package store's (store.Checked, store.DecideRotation,
+// store.HighWater). latchkey.New puts the Store behind store.Check; a host
+// that calls its methods directly does the same:
+//
+//	var s store.Store = store.Check(st)
+//
+// Its capability methods (ListContactsChecked) check their own arguments.
+//
 // # Schema and migrations
 //
 // The schema is a numbered, append-only list of migrations embedded in the

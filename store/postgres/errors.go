@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/internal/retry"
 )
 
 // PostgreSQL error codes (SQLSTATE) the store translates.
@@ -179,20 +180,11 @@ func serializationFailure(err error) bool {
 }
 
 // acquireError is a failure to get a connection of the pool while the
-// caller's context was live: nothing was sent. A timeout of the store's own
-// (AcquireTimeout, the connect timeout) is kept as text only, so that it is
-// not taken for the end of the caller's context.
-type acquireError struct{ err error }
+// caller's context was live: nothing was sent (retry.AcquireError).
+type acquireError = retry.AcquireError
 
-func newAcquireError(err error) *acquireError {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		err = errors.New(err.Error())
-	}
-	return &acquireError{err}
-}
-
-func (e *acquireError) Error() string { return "no database connection: " + e.err.Error() }
-func (e *acquireError) Unwrap() error { return e.err }
+// newAcquireError returns err as an *acquireError.
+func newAcquireError(err error) *acquireError { return retry.NewAcquireError(err) }
 
 // invalid returns an error matching store.ErrInvalid.
 func invalid(op, why string) error {
@@ -204,7 +196,9 @@ func notFound(op string) error {
 	return fmt.Errorf("postgres: %s: %w", op, store.ErrNotFound)
 }
 
-// check wraps the error of a store.Check function with op.
+// check wraps an error of package store (a Check function's,
+// DecideRotation's) with the operation; the error keeps matching its
+// sentinel.
 func check(op string, err error) error {
 	if err == nil {
 		return nil

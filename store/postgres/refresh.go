@@ -92,9 +92,6 @@ const (
 // createFamilySQL for how it stays consistent with a concurrent DisableUser.
 func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) error {
 	const op = "create refresh family"
-	if err := store.CheckFamily(f); err != nil {
-		return check(op, err)
-	}
 	// The loop runs again only if the user was enabled between the INSERT
 	// and the read that explains why it inserted nothing.
 	for range 3 {
@@ -142,12 +139,6 @@ func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) 
 // store.ErrInvalid when store.CheckRotate refuses gen or p.
 func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, gen int64, p store.RotateParams) (store.Rotation, error) {
 	const op = "rotate refresh"
-	if err := store.CheckKey(projectID, "family id", familyID); err != nil {
-		return store.Rotation{}, check(op, err)
-	}
-	if err := store.CheckRotate(gen, p); err != nil {
-		return store.Rotation{}, check(op, err)
-	}
 	now := dbTime(p.Now)
 	expires := dbTime(p.Now.Add(p.TTL))
 
@@ -179,22 +170,13 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 		if err != nil {
 			return store.Rotation{}, err
 		}
+		step, err := store.DecideRotation(store.RotationState{Family: f, RotatedAt: rotatedAt, UserDisabled: disabled}, gen, p)
 		switch {
-		case disabled:
-			return store.Rotation{}, fmt.Errorf("postgres: %s: %w", op, store.ErrDisabled)
-		case !f.RevokedAt.IsZero():
-			return store.Rotation{}, fmt.Errorf("postgres: %s: %w", op, store.ErrRevoked)
-		case gen > f.Generation:
-			return store.Rotation{}, notFound(op)
-		case gen == f.Generation:
-			if !f.Live(now) {
-				return store.Rotation{}, fmt.Errorf("postgres: %s: %w", op, store.ErrExpired)
-			}
-			continue
-		case gen == f.Generation-1 && withinWindow(rotatedAt, now, p.ReuseWindow):
-			if !f.Live(now) {
-				return store.Rotation{}, fmt.Errorf("postgres: %s: %w", op, store.ErrExpired)
-			}
+		case err != nil:
+			return store.Rotation{}, check(op, err)
+		case step == store.RotateNext:
+			continue // the UPDATE above lost a race the read did not see
+		case step == store.RotateReuse:
 			u, err := s.GetUser(ctx, projectID, f.UserID)
 			switch {
 			case err != nil:
@@ -204,7 +186,7 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 			}
 			return store.Rotation{Family: f, Reused: true, User: u}, nil
 		}
-		// An older generation, or the predecessor after the window.
+		// RotateReplay: an older generation, or the predecessor after the window.
 		if err := s.revokeFamily(ctx, op, projectID, familyID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return store.Rotation{}, err
 		}
@@ -213,23 +195,10 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 	return store.Rotation{}, fmt.Errorf("postgres: %s: the family changed during the call, try again", op)
 }
 
-// withinWindow reports whether a rotation at rotatedAt (the zero time for
-// none) happened no more than window before now. A zero window makes every
-// reuse a replay.
-func withinWindow(rotatedAt, now time.Time, window time.Duration) bool {
-	if window <= 0 || rotatedAt.IsZero() {
-		return false
-	}
-	return now.Sub(rotatedAt) <= window
-}
-
 // GetRefreshFamily returns the family, or an error matching
 // store.ErrNotFound.
 func (s *Store) GetRefreshFamily(ctx context.Context, projectID, familyID string) (store.RefreshFamily, error) {
 	const op = "get refresh family"
-	if err := store.CheckKey(projectID, "family id", familyID); err != nil {
-		return store.RefreshFamily{}, check(op, err)
-	}
 	return getOne(ctx, s, op, getFamilySQL, []any{projectID, familyID}, scanFamily)
 }
 
@@ -240,12 +209,6 @@ func (s *Store) GetRefreshFamily(ctx context.Context, projectID, familyID string
 // unknown family and store.ErrInvalid for a zero at.
 func (s *Store) RevokeRefreshFamily(ctx context.Context, projectID, familyID string, at time.Time) error {
 	const op = "revoke refresh family"
-	if err := store.CheckKey(projectID, "family id", familyID); err != nil {
-		return check(op, err)
-	}
-	if err := store.CheckTime("revoked at", at); err != nil {
-		return check(op, err)
-	}
 	return s.revokeFamily(ctx, op, projectID, familyID, dbTime(at))
 }
 
@@ -269,9 +232,6 @@ func (s *Store) revokeFamily(ctx context.Context, op, projectID, familyID string
 // deleted.
 func (s *Store) PruneRefreshFamilies(ctx context.Context, before time.Time) (int, error) {
 	const op = "prune refresh families"
-	if err := store.CheckTime("before", before); err != nil {
-		return 0, check(op, err)
-	}
 	return s.execCount(ctx, op, pruneFamiliesSQL, dbTime(before))
 }
 

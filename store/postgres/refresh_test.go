@@ -25,7 +25,7 @@ func newFamily(t *testing.T, st store.Store, project, user string, at time.Time)
 // TestRotateRefresh_Classify walks one family through every outcome.
 func TestRotateRefresh_Classify(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := store.Check(newStore(t)) // as hosts use it: arguments checked
 	mustProject(t, st, "p")
 	mustProject(t, st, "q")
 	u := mustUser(t, st, "p", "a@example.com")

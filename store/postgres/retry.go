@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -12,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/internal/retry"
 )
 
 // Every statement and transaction of the store runs through [Store.run],
@@ -102,32 +102,22 @@ func (s *Store) readPipelined(ctx context.Context, op string, newRun func(), stm
 	})
 }
 
+// retryPolicy is the store's retry policy (see package retry), on the
+// driver's errors as this package reads them.
+var retryPolicy = retry.Policy{
+	MaxAttempts: maxAttempts, Base: backoffBase, Cap: backoffCap,
+	Errors: retry.Errors{
+		Transient: serializationFailure,
+		Skipped:   func(err error) bool { return errors.Is(err, errSkippedInBatch) },
+		Lost:      connectionLost, NotSent: notSent, Unknown: outcomeUnknown,
+		InDoubt: inDoubt, Wrap: wrap,
+	},
+}
+
 // retry makes attempts of a call until one succeeds or the rules above stop
 // it, and returns the last error translated for op.
 func (s *Store) retry(ctx context.Context, op string, a access, attempt func() error) error {
-	retried := false
-	for n := 0; ; n++ {
-		err := attempt()
-		if err == nil {
-			return nil
-		}
-		switch {
-		case ctx.Err() != nil:
-		case serializationFailure(err) && n+1 < maxAttempts:
-			if s.pause(ctx, n) {
-				continue
-			}
-		case errors.Is(err, errSkippedInBatch) && n+1 < maxAttempts:
-			continue
-		case connectionLost(err) && !retried && (a == reads || notSent(err)):
-			retried = true
-			continue
-		}
-		if a == writes && outcomeUnknown(err) {
-			return inDoubt(op, err)
-		}
-		return wrap(op, err)
-	}
+	return retryPolicy.Do(ctx, op, func() (error, bool) { return attempt(), a == writes })
 }
 
 // once acquires a connection, runs fn on it and releases it.
@@ -144,29 +134,9 @@ func (s *Store) once(ctx context.Context, fn func(q querier) error) error {
 // as described above; it returns the error translated for op. fn must not
 // keep state across calls: it may run several times.
 func (s *Store) inTx(ctx context.Context, op string, fn func(tx pgx.Tx) error) error {
-	retried := false
-	for attempt := 0; ; attempt++ {
-		err, committing := s.txOnce(ctx, fn)
-		if err == nil {
-			return nil
-		}
-		sent := committing && !notSent(err)
-		switch {
-		case ctx.Err() != nil:
-		case serializationFailure(err) && attempt+1 < maxAttempts:
-			// A serialization failure, even at COMMIT, rolled back.
-			if s.pause(ctx, attempt) {
-				continue
-			}
-		case connectionLost(err) && !retried && !sent:
-			retried = true
-			continue
-		}
-		if committing && outcomeUnknown(err) {
-			return inDoubt(op, err)
-		}
-		return wrap(op, err)
-	}
+	// A serialization failure, even at COMMIT, rolled back: it is
+	// transient.
+	return retryPolicy.Do(ctx, op, func() (error, bool) { return s.txOnce(ctx, fn) })
 }
 
 // txOnce runs fn in one transaction. committing reports that the error came
@@ -193,42 +163,7 @@ func (s *Store) txOnce(ctx context.Context, fn func(tx pgx.Tx) error) (err error
 // Options.AcquireTimeout for one. The pool checks a connection before
 // handing it out (see idleConnOK).
 func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
-	if s.closed.Load() {
-		return nil, errClosed
-	}
-	actx := ctx
-	if s.acquireTimeout > 0 {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, s.acquireTimeout)
-		defer cancel()
-	}
-	conn, err := s.pool.Acquire(actx)
-	switch {
-	case err == nil:
-		return conn, nil
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case s.closed.Load():
-		return nil, errClosed
-	case actx.Err() != nil:
-		// Do not wrap the timeout's context.DeadlineExceeded: the
-		// caller's context did not end.
-		return nil, newAcquireError(fmt.Errorf("none within %s", s.acquireTimeout))
-	}
-	return nil, newAcquireError(err)
-}
-
-// pause sleeps before attempt+1 and reports whether ctx is still live.
-func (s *Store) pause(ctx context.Context, attempt int) bool {
-	limit := min(backoffCap, backoffBase<<min(attempt, 16))
-	t := time.NewTimer(rand.N(limit) + 1)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return retry.Acquire(ctx, s.acquireTimeout, s.closed.Load, errClosed, s.pool.Acquire)
 }
 
 // outcomeUnknown reports whether err, the error of a statement that writes

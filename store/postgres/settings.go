@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-
-	"github.com/latchkey-dev/latchkey/store"
 )
 
 const (
@@ -17,9 +15,6 @@ ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`
 // name or value.
 func (s *Store) SetSetting(ctx context.Context, name, value string) error {
 	const op = "set setting"
-	if err := store.CheckSetting(name, value); err != nil {
-		return check(op, err)
-	}
 	_, err := s.execCount(ctx, op, setSettingSQL, name, value)
 	return err
 }
@@ -28,9 +23,6 @@ func (s *Store) SetSetting(ctx context.Context, name, value string) error {
 // store.ErrNotFound when it was never set.
 func (s *Store) GetSetting(ctx context.Context, name string) (string, error) {
 	const op = "get setting"
-	if err := store.CheckSettingName(name); err != nil {
-		return "", check(op, err)
-	}
 	return getOne(ctx, s, op, getSettingSQL, []any{name}, func(row rowScanner) (string, error) {
 		var v string
 		err := row.Scan(&v)

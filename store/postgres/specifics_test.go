@@ -128,7 +128,8 @@ func TestUsers_Tags(t *testing.T) {
 // usable.
 func TestThrottle_Prune(t *testing.T) {
 	ctx := context.Background()
-	st, _, url := newShared(t)
+	raw, _, url := newShared(t)
+	st := store.Check(raw) // as hosts use it: arguments checked
 	conn := connect(t, url)
 	count := func() int {
 		var n int

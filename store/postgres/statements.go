@@ -7,16 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/latchkey-dev/latchkey/paginate"
-	"github.com/latchkey-dev/latchkey/store"
 )
-
-// checkList checks the arguments every list method takes.
-func checkList(projectID string, req paginate.Request) error {
-	if err := store.CheckProjectID(projectID); err != nil {
-		return err
-	}
-	return store.CheckPage(req)
-}
 
 // pageSize returns the number of items a page holds and the number of rows
 // its query reads: one more, whose presence is HasMore. A limit beyond any

@@ -48,9 +48,6 @@ const (
 // rows whose window has ended.
 func (s *Store) AddFailure(ctx context.Context, key string, now time.Time, window time.Duration) (int, time.Time, error) {
 	const op = "add failure"
-	if err := checkThrottle(key, now, window); err != nil {
-		return 0, time.Time{}, check(op, err)
-	}
 	now = dbTime(now)
 	var count int
 	var started time.Time
@@ -69,9 +66,6 @@ func (s *Store) AddFailure(ctx context.Context, key string, now time.Time, windo
 // with no window open at now has count 0 and a zero reset time.
 func (s *Store) Failures(ctx context.Context, key string, now time.Time, window time.Duration) (int, time.Time, error) {
 	const op = "failures"
-	if err := checkThrottle(key, now, window); err != nil {
-		return 0, time.Time{}, check(op, err)
-	}
 	now = dbTime(now)
 	var count int
 	var started time.Time
@@ -94,9 +88,6 @@ func (s *Store) Failures(ctx context.Context, key string, now time.Time, window 
 // with one statement.
 func (s *Store) FailuresOf(ctx context.Context, keys []string, now time.Time, window time.Duration) ([]store.ThrottleWindow, error) {
 	const op = "failures of"
-	if err := store.CheckThrottleKeys(keys, now, window); err != nil {
-		return nil, check(op, err)
-	}
 	now = dbTime(now)
 	ws := make([]store.ThrottleWindow, len(keys))
 	err := s.read(ctx, op, func(q querier) error {
@@ -131,10 +122,6 @@ func (s *Store) FailuresOf(ctx context.Context, keys []string, now time.Time, wi
 // ClearFailures forgets key's window. Clearing an unknown key succeeds.
 func (s *Store) ClearFailures(ctx context.Context, key string) error {
 	const op = "clear failures"
-	// Only the key is checked; the window is not an argument here.
-	if err := store.CheckThrottle(key, time.Second); err != nil {
-		return check(op, err)
-	}
 	_, err := s.execCount(ctx, op, clearFailuresSQL, key)
 	return err
 }
@@ -143,17 +130,7 @@ func (s *Store) ClearFailures(ctx context.Context, key string) error {
 // statement, and returns how many it deleted.
 func (s *Store) PruneThrottle(ctx context.Context, now time.Time) (int, error) {
 	const op = "prune throttle"
-	if err := store.CheckTime("now", now); err != nil {
-		return 0, check(op, err)
-	}
 	return s.execCount(ctx, op, pruneThrottlesSQL, dbTime(now))
-}
-
-func checkThrottle(key string, now time.Time, window time.Duration) error {
-	if err := store.CheckThrottle(key, window); err != nil {
-		return err
-	}
-	return store.CheckTime("now", now)
 }
 
 // maybePrune deletes up to 1000 ended throttle windows if the last prune by this Store

@@ -51,7 +51,7 @@ func TestTranslate_Codes(t *testing.T) {
 		{io.ErrUnexpectedEOF, store.ErrUnavailable},
 		{fmt.Errorf("read: %w", syscall.ECONNRESET), store.ErrUnavailable},
 		{&pgconn.ConnectError{}, store.ErrUnavailable},
-		{&acquireError{errors.New("dial tcp: connection refused")}, store.ErrUnavailable},
+		{newAcquireError(errors.New("dial tcp: connection refused")), store.ErrUnavailable},
 		{context.Canceled, nil},
 		{context.DeadlineExceeded, nil},
 		{errors.New("something else"), nil},
@@ -78,7 +78,7 @@ func TestTranslate_Codes(t *testing.T) {
 func TestOutcomeUnknown(t *testing.T) {
 	assert.True(t, outcomeUnknown(io.ErrUnexpectedEOF))
 	assert.True(t, outcomeUnknown(fmt.Errorf("x: %w", syscall.ECONNRESET)))
-	assert.False(t, outcomeUnknown(&acquireError{io.EOF}), "no connection, nothing sent")
+	assert.False(t, outcomeUnknown(newAcquireError(io.EOF)), "no connection, nothing sent")
 	assert.False(t, outcomeUnknown(&pgconn.PgError{Code: "57P01"}), "the server reported the failure")
 	assert.False(t, outcomeUnknown(&pgconn.PgError{Code: "23505"}))
 	assert.False(t, outcomeUnknown(context.Canceled))

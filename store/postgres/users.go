@@ -51,9 +51,6 @@ const (
 // constraint on the store.NormalizeEmail form).
 func (s *Store) CreateUser(ctx context.Context, u store.User) error {
 	const op = "create user"
-	if err := store.CheckUser(u); err != nil {
-		return check(op, err)
-	}
 	_, err := s.execCount(ctx, op, createUserSQL, u.ProjectID, u.ID, u.Email,
 		store.NormalizeEmail(u.Email), u.PasswordHash, tagsArg(u.Tags), dbTime(u.CreatedAt))
 	return err
@@ -63,9 +60,6 @@ func (s *Store) CreateUser(ctx context.Context, u store.User) error {
 // store.ErrNotFound.
 func (s *Store) GetUser(ctx context.Context, projectID, id string) (store.User, error) {
 	const op = "get user"
-	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return store.User{}, check(op, err)
-	}
 	return getOne(ctx, s, op, getUserSQL, []any{projectID, id}, scanUser)
 }
 
@@ -74,13 +68,7 @@ func (s *Store) GetUser(ctx context.Context, projectID, id string) (store.User, 
 // store.NormalizeEmail makes empty is store.ErrInvalid.
 func (s *Store) GetUserByEmail(ctx context.Context, projectID, email string) (store.User, error) {
 	const op = "get user by email"
-	if err := store.CheckProjectID(projectID); err != nil {
-		return store.User{}, check(op, err)
-	}
 	norm := store.NormalizeEmail(email)
-	if norm == "" {
-		return store.User{}, invalid(op, "empty email")
-	}
 	return getOne(ctx, s, op, getUserByEmailSQL, []any{projectID, norm}, scanUser)
 }
 
@@ -96,9 +84,6 @@ func (s *Store) GetUserByEmail(ctx context.Context, projectID, email string) (st
 // query is a keyset scan of users_list.
 func (s *Store) ListUsers(ctx context.Context, projectID, emailPrefix string, req paginate.Request) (paginate.Page[store.User], error) {
 	const op = "list users"
-	if err := checkList(projectID, req); err != nil {
-		return paginate.Page[store.User]{}, check(op, err)
-	}
 	limit, fetch := pageSize(req)
 	sql, args := listUsersSQL(projectID, store.NormalizeEmail(emailPrefix), req.After, fetch)
 	return listPage(ctx, s, op, limit, sql, args, func(rows pgx.Rows) (store.User, error) {
@@ -154,9 +139,6 @@ func prefixEnd(prefix string) (string, bool) {
 // matching store.ErrNotFound; an empty hash is store.ErrInvalid.
 func (s *Store) SetPasswordHash(ctx context.Context, projectID, id, hash string) error {
 	const op = "set password hash"
-	if err := store.CheckPasswordHash(projectID, id, hash); err != nil {
-		return check(op, err)
-	}
 	return s.execOne(ctx, op, setPasswordSQL, projectID, id, hash)
 }
 
@@ -164,12 +146,6 @@ func (s *Store) SetPasswordHash(ctx context.Context, projectID, id, hash string)
 // store.ErrNotFound; store.CheckTags refusing tags is store.ErrInvalid.
 func (s *Store) SetUserTags(ctx context.Context, projectID, id string, tags []string) error {
 	const op = "set user tags"
-	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return check(op, err)
-	}
-	if err := store.CheckTags(tags); err != nil {
-		return check(op, err)
-	}
 	return s.execOne(ctx, op, setTagsSQL, projectID, id, tagsArg(tags))
 }
 
@@ -185,12 +161,6 @@ func (s *Store) SetUserTags(ctx context.Context, projectID, id string, tags []st
 // store.ErrNotFound for an unknown user and store.ErrInvalid for a zero at.
 func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "disable user"
-	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return check(op, err)
-	}
-	if err := store.CheckTime("disabled at", at); err != nil {
-		return check(op, err)
-	}
 	at = dbTime(at)
 	return s.inTx(ctx, op, func(tx pgx.Tx) error {
 		var disabled pgtype.Timestamptz
@@ -215,12 +185,6 @@ func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.T
 // store.ErrNotFound for an unknown user and store.ErrInvalid for a zero at.
 func (s *Store) EndUserSessions(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "end user sessions"
-	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return check(op, err)
-	}
-	if err := store.CheckTime("at", at); err != nil {
-		return check(op, err)
-	}
 	at = dbTime(at)
 	return s.inTx(ctx, op, func(tx pgx.Tx) error {
 		var disabled pgtype.Timestamptz
@@ -249,9 +213,6 @@ func endUserSessions(ctx context.Context, tx pgx.Tx, projectID, id string, at ti
 // user.
 func (s *Store) EnableUser(ctx context.Context, projectID, id string) error {
 	const op = "enable user"
-	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return check(op, err)
-	}
 	return s.execOne(ctx, op, enableUserSQL, projectID, id)
 }
 

@@ -18,7 +18,7 @@ import (
 // prefix returns every match once, in (CreatedAt, ID) order.
 func TestListUsers_LiteralPrefix(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := store.Check(newStore(t)) // as hosts use it: arguments checked
 	mustProject(t, st, "p")
 	mustProject(t, st, "q")
 	emails := []string{

@@ -51,9 +51,6 @@ WHERE id = ? AND project_id = ? AND (last_used_at IS NULL OR last_used_at < ?)`
 // kept as given.
 func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 	const op = "create api key"
-	if err := store.CheckAPIKey(k); err != nil {
-		return check(op, err)
-	}
 	_, err := s.exec(ctx, createAPIKeySQL, createAPIKeyArgs(k)...)
 	return wrap(op, err)
 }
@@ -64,9 +61,6 @@ func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 // by the next call.
 func (s *Store) GetAPIKey(ctx context.Context, projectID, id string) (store.APIKey, error) {
 	const op = "get api key"
-	if err := store.CheckKey(projectID, "API key id", id); err != nil {
-		return store.APIKey{}, check(op, err)
-	}
 	var k store.APIKey
 	err := s.readRow(ctx, getAPIKeySQL, func(st *sqlite.Stmt) error {
 		k = scanAPIKey(st)
@@ -82,9 +76,6 @@ func (s *Store) GetAPIKey(ctx context.Context, projectID, id string) (store.APIK
 // ascending (CreatedAt, ID) order. An unknown project has none.
 func (s *Store) ListAPIKeys(ctx context.Context, projectID string) ([]store.APIKey, error) {
 	const op = "list api keys"
-	if err := store.CheckProjectID(projectID); err != nil {
-		return nil, check(op, err)
-	}
 	ks, err := readAll(ctx, s, listAPIKeySQL, func(st *sqlite.Stmt) (store.APIKey, error) {
 		return scanAPIKey(st), nil
 	}, projectID)
@@ -101,9 +92,6 @@ func (s *Store) ListAPIKeys(ctx context.Context, projectID string) ([]store.APIK
 // unknown project lists as empty.
 func (s *Store) ListAPIKeysPage(ctx context.Context, projectID, namePrefix string, req paginate.Request) (paginate.Page[store.APIKey], error) {
 	const op = "list api keys page"
-	if err := errors.Join(store.CheckProjectID(projectID), store.CheckPage(req)); err != nil {
-		return paginate.Page[store.APIKey]{}, check(op, err)
-	}
 	query, args := listAPIKeysPageSQL, []any{projectID}
 	if !req.After.IsZero() {
 		query += listAPIKeysAfterSQL
@@ -136,9 +124,6 @@ func (s *Store) ListAPIKeysPage(ctx context.Context, projectID, namePrefix strin
 // store.ErrNotFound for an unknown key and store.ErrInvalid for a zero at.
 func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "revoke api key"
-	if err := errors.Join(store.CheckKey(projectID, "API key id", id), store.CheckTime("at", at)); err != nil {
-		return check(op, err)
-	}
 	us := dbTime(at)
 	err := s.writeTx(ctx, func(t *wtx) error {
 		var revoked, scheduled bool
@@ -171,9 +156,6 @@ func (s *Store) RevokeAPIKey(ctx context.Context, projectID, id string, at time.
 // roll marked it, so of concurrent rolls exactly one succeeds.
 func (s *Store) RollAPIKey(ctx context.Context, projectID, id string, next store.APIKey, revokeAt time.Time) (store.APIKey, error) {
 	const op = "roll api key"
-	if err := store.CheckRoll(projectID, id, next, revokeAt); err != nil {
-		return store.APIKey{}, check(op, err)
-	}
 	now, due := next.CreatedAt, dbTime(revokeAt)
 	var old store.APIKey
 	err := s.writeTx(ctx, func(t *wtx) error {
@@ -225,9 +207,6 @@ func (s *Store) RollAPIKey(ctx context.Context, projectID, id string, next store
 // key and store.ErrInvalid for a zero at.
 func (s *Store) TouchAPIKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "touch api key"
-	if err := errors.Join(store.CheckKey(projectID, "API key id", id), store.CheckTime("at", at)); err != nil {
-		return check(op, err)
-	}
 	us := dbTime(at)
 	n, err := s.exec(ctx, touchAPIKeySQL, us, id, projectID, us)
 	if err != nil || n > 0 {

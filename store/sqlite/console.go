@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"zombiezen.com/go/sqlite"
@@ -30,9 +29,6 @@ WHERE id = ? AND project_id = ?`
 // existing id.
 func (s *Store) CreateConsoleSession(ctx context.Context, cs store.ConsoleSession) error {
 	const op = "create console session"
-	if err := store.CheckConsoleSession(cs); err != nil {
-		return check(op, err)
-	}
 	_, err := s.exec(ctx, createConsoleSessionSQL, cs.ID, cs.ProjectID, cs.UserID, dbTime(cs.CreatedAt), dbTime(cs.LastSeenAt))
 	return wrap(op, err)
 }
@@ -41,9 +37,6 @@ func (s *Store) CreateConsoleSession(ctx context.Context, cs store.ConsoleSessio
 // error matching store.ErrNotFound.
 func (s *Store) GetConsoleSession(ctx context.Context, projectID, id string) (store.ConsoleSession, error) {
 	const op = "get console session"
-	if err := store.CheckKey(projectID, "console session id", id); err != nil {
-		return store.ConsoleSession{}, check(op, err)
-	}
 	cs := store.ConsoleSession{ID: id, ProjectID: projectID}
 	err := s.readRow(ctx, getConsoleSessionSQL, func(st *sqlite.Stmt) error {
 		cs.UserID = st.ColumnText(0)
@@ -62,9 +55,6 @@ func (s *Store) GetConsoleSession(ctx context.Context, projectID, id string) (st
 // It returns an error matching store.ErrInvalid for a zero at.
 func (s *Store) TouchConsoleSession(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "touch console session"
-	if err := errors.Join(store.CheckKey(projectID, "console session id", id), store.CheckTime("at", at)); err != nil {
-		return check(op, err)
-	}
 	return wrap(op, mustAffect(s.exec(ctx, touchConsoleSessionSQL, dbTime(at), id, projectID)))
 }
 
@@ -72,9 +62,6 @@ func (s *Store) TouchConsoleSession(ctx context.Context, projectID, id string, a
 // succeeds.
 func (s *Store) DeleteConsoleSession(ctx context.Context, projectID, id string) error {
 	const op = "delete console session"
-	if err := store.CheckKey(projectID, "console session id", id); err != nil {
-		return check(op, err)
-	}
 	_, err := s.exec(ctx, deleteConsoleSessionSQL, id, projectID)
 	return wrap(op, err)
 }
@@ -84,8 +71,5 @@ func (s *Store) DeleteConsoleSession(ctx context.Context, projectID, id string) 
 // deleted.
 func (s *Store) PruneConsoleSessions(ctx context.Context, idleBefore, createdBefore time.Time) (int, error) {
 	const op = "prune console sessions"
-	if err := errors.Join(store.CheckTime("idle before", idleBefore), store.CheckTime("created before", createdBefore)); err != nil {
-		return 0, check(op, err)
-	}
 	return s.prune(ctx, op, pruneConsoleSessionsSQL, dbTime(idleBefore), dbTime(createdBefore))
 }

@@ -65,9 +65,6 @@ func (t *wtx) setContactFloor(projectID string, f floor) error {
 // store.ErrConflict for an existing id.
 func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Contact, error) {
 	const op = "create contact"
-	if err := store.CheckContact(c); err != nil {
-		return store.Contact{}, check(op, err)
-	}
 	var at int64
 	err := s.writeTx(ctx, func(t *wtx) error {
 		f, err := t.contactFloor(op, c.ProjectID)
@@ -103,18 +100,6 @@ func (s *Store) CreateContact(ctx context.Context, c store.Contact) (store.Conta
 // alone; a single-row INSERT needs none, and is the faster way here.)
 func (s *Store) CreateContacts(ctx context.Context, projectID string, cs []store.Contact) error {
 	const op = "create contacts"
-	if err := store.CheckProjectID(projectID); err != nil {
-		return check(op, err)
-	}
-	for i, c := range cs {
-		if c.ProjectID != "" && c.ProjectID != projectID {
-			return check(op, fmt.Errorf("contact %d: of another project: %w", i, store.ErrInvalid))
-		}
-		c.ProjectID = projectID
-		if err := store.CheckContact(c); err != nil {
-			return check(op, fmt.Errorf("contact %d: %w", i, err))
-		}
-	}
 	err := s.inTx(ctx, func(t *wtx) error {
 		f, err := t.contactFloor(op, projectID)
 		if err != nil {
@@ -164,9 +149,8 @@ func splitPos(pos []byte) (int64, error) {
 // strictly after req.After, in ascending (CreatedAt, ID) order with ids
 // compared byte by byte, and whether more follow. It seeks the primary key
 // (project_id, pos) to the cursor and reads req.Limit+1 rows, so a page costs
-// the same at any depth. An unknown project lists as empty. It returns an
-// error matching store.ErrInvalid when store.CheckProjectID or
-// store.CheckPage refuses its arguments.
+// the same at any depth. An unknown project lists as empty. Its arguments
+// are checked by store.Checked.
 //
 // It is the hottest read: it binds and reads the statement's columns
 // itself, each row's position and name appended to one buffer of which the
@@ -180,16 +164,19 @@ func (s *Store) ListContacts(ctx context.Context, projectID string, req paginate
 // ListContacts returns, and the change version (see ChangeVersion) read on
 // the same reader in the same read transaction, so that a caller whose
 // records are current at that version pays one read for both.
+// It is a capability, not behind store.Checked: it checks its own
+// arguments (store.CheckListContacts).
 func (s *Store) ListContactsVersioned(ctx context.Context, projectID string, req paginate.Request) (uint64, paginate.Page[store.Contact], error) {
-	return s.listContacts(ctx, "list contacts versioned", projectID, req, true)
+	const op = "list contacts versioned"
+	if err := store.CheckListContacts(projectID, req); err != nil {
+		return 0, paginate.Page[store.Contact]{}, check(op, err)
+	}
+	return s.listContacts(ctx, op, projectID, req, true)
 }
 
 // listContacts reads a page of contacts and, when versioned, the change
 // version with it.
 func (s *Store) listContacts(ctx context.Context, op, projectID string, req paginate.Request, versioned bool) (uint64, paginate.Page[store.Contact], error) {
-	if err := errors.Join(store.CheckProjectID(projectID), store.CheckPage(req)); err != nil {
-		return 0, paginate.Page[store.Contact]{}, check(op, err)
-	}
 	pt := newPageText(req.Limit)
 	var ver uint64
 	err := s.read(ctx, func(conn *sqlite.Conn) (err error) {
@@ -325,8 +312,5 @@ func (p *pageText) page(projectID string, limit int) (paginate.Page[store.Contac
 // cursor's position, whether or not a contact is still there.
 func (s *Store) DeleteContact(ctx context.Context, projectID, id string) error {
 	const op = "delete contact"
-	if err := store.CheckKey(projectID, "contact id", id); err != nil {
-		return check(op, err)
-	}
 	return wrap(op, mustAffect(s.exec(ctx, deleteContactSQL, id, projectID)))
 }

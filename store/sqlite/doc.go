@@ -21,6 +21,18 @@
 //
 //	st, err := sqlite.Open(ctx, ":memory:", nil)
 //
+// # Argument checks
+//
+// The Store assumes checked arguments, as a driver under a portable type
+// does: the argument checks of the store contract and its rules that are
+// not SQL are package store's (store.Checked, store.DecideRotation,
+// store.HighWater). latchkey.New puts the Store behind store.Check; a host
+// that calls its methods directly does the same:
+//
+//	var s store.Store = store.Check(st)
+//
+// Its capability methods (ListContactsVersioned) check their own arguments.
+//
 // # Durability and sharing
 //
 // A file database runs in WAL mode with synchronous=FULL, foreign keys on

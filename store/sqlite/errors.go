@@ -72,13 +72,12 @@ func isStoreErr(err error) bool {
 	return false
 }
 
-func errRevoked(op string) error  { return fmt.Errorf("sqlite: %s: %w", op, store.ErrRevoked) }
-func errExpired(op string) error  { return fmt.Errorf("sqlite: %s: %w", op, store.ErrExpired) }
 func errReplayed(op string) error { return fmt.Errorf("sqlite: %s: %w", op, store.ErrReplayed) }
 func errDisabled(op string) error { return fmt.Errorf("sqlite: %s: %w", op, store.ErrDisabled) }
 
-// check wraps the error of a store.Check function with the operation; the
-// error keeps matching store.ErrInvalid.
+// check wraps an error of package store (a Check function's,
+// DecideRotation's) with the operation; the error keeps matching its
+// sentinel.
 func check(op string, err error) error {
 	if err == nil {
 		return nil

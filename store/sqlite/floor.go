@@ -1,6 +1,10 @@
 package sqlite
 
-import "zombiezen.com/go/sqlite"
+import (
+	"zombiezen.com/go/sqlite"
+
+	"github.com/latchkey-dev/latchkey/store"
+)
 
 // floor is the newest position, (at, id), that a project's ordered list
 // (its contacts, its revocation feed) has ever had, deleted or pruned items
@@ -13,25 +17,29 @@ type floor struct {
 	id  string
 }
 
-// place returns the stored time of a new item given at t with id: t, raised
-// to the floor's time, and one microsecond past it when the item would
-// otherwise not sort after the floor (same time, id not greater).
+// place returns the stored time of a new item given at t with id, placed
+// after the floor by store.HighWater.Place.
 func (f floor) place(t int64, id string) int64 {
 	if !f.has {
 		return t
 	}
-	t = max(t, f.at)
-	if t == f.at && id <= f.id {
-		t = f.at + 1
-	}
-	return t
+	return dbTime(f.highWater().Place(fromDBTime(t), id))
 }
 
-// raise moves the floor to (at, id) if that sorts after it.
+// raise moves the floor to (at, id) if that sorts after it
+// (store.HighWater.Raise).
 func (f *floor) raise(at int64, id string) {
-	if !f.has || at > f.at || (at == f.at && id > f.id) {
-		f.has, f.at, f.id = true, at, id
+	h := f.highWater().Raise(fromDBTime(at), id)
+	f.has, f.at, f.id = h.Set, dbTime(h.At), h.ID
+}
+
+// highWater returns the floor as store's high-water position, whose rule
+// it follows.
+func (f floor) highWater() store.HighWater {
+	if !f.has {
+		return store.HighWater{}
 	}
+	return store.HighWater{At: fromDBTime(f.at), ID: f.id, Set: true}
 }
 
 // readFloor reads a project's floor in the transaction: the (at, id)

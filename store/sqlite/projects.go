@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 
 	"zombiezen.com/go/sqlite"
 
@@ -20,9 +19,6 @@ const (
 // the id exists.
 func (s *Store) CreateProject(ctx context.Context, p store.Project) error {
 	const op = "create project"
-	if err := errors.Join(store.CheckProjectID(p.ID), store.CheckTime("created at", p.CreatedAt)); err != nil {
-		return check(op, err)
-	}
 	_, err := s.exec(ctx, createProjectSQL, p.ID, dbTime(p.CreatedAt))
 	return wrap(op, err)
 }
@@ -30,9 +26,6 @@ func (s *Store) CreateProject(ctx context.Context, p store.Project) error {
 // GetProject returns the project, or an error matching store.ErrNotFound.
 func (s *Store) GetProject(ctx context.Context, id string) (store.Project, error) {
 	const op = "get project"
-	if err := store.CheckProjectID(id); err != nil {
-		return store.Project{}, check(op, err)
-	}
 	p := store.Project{ID: id}
 	err := s.readRow(ctx, getProjectSQL, func(st *sqlite.Stmt) error {
 		p.CreatedAt = columnTime(st, 0)

@@ -44,9 +44,6 @@ WHERE id = ? AND project_id = ? AND generation = ? AND revoked_at IS NULL`
 // the insert, so a DisableUser committed before it is always seen.
 func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) error {
 	const op = "create refresh family"
-	if err := store.CheckFamily(f); err != nil {
-		return check(op, err)
-	}
 	err := s.writeTx(ctx, func(t *wtx) error {
 		switch disabled, err := t.userDisabled(f.UserID, f.ProjectID); {
 		case errors.Is(err, errNoRows):
@@ -68,9 +65,6 @@ func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) 
 // store.ErrNotFound.
 func (s *Store) GetRefreshFamily(ctx context.Context, projectID, familyID string) (store.RefreshFamily, error) {
 	const op = "get refresh family"
-	if err := store.CheckKey(projectID, "family id", familyID); err != nil {
-		return store.RefreshFamily{}, check(op, err)
-	}
 	var f store.RefreshFamily
 	err := s.readRow(ctx, getFamilySQL, func(st *sqlite.Stmt) error {
 		f = scanFamily(st)
@@ -89,9 +83,6 @@ func (s *Store) GetRefreshFamily(ctx context.Context, projectID, familyID string
 // an unknown family and store.ErrInvalid for a zero at.
 func (s *Store) RevokeRefreshFamily(ctx context.Context, projectID, familyID string, at time.Time) error {
 	const op = "revoke refresh family"
-	if err := errors.Join(store.CheckKey(projectID, "family id", familyID), store.CheckTime("at", at)); err != nil {
-		return check(op, err)
-	}
 	us := dbTime(at)
 	err := s.writeTx(ctx, func(t *wtx) error {
 		revoked, err := t.isSet(familyRevokedSQL, familyID, projectID)
@@ -142,9 +133,6 @@ func (t *wtx) revokeFamily(projectID, familyID string, at int64) error {
 // p.
 func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, gen int64, p store.RotateParams) (store.Rotation, error) {
 	const op = "rotate refresh family"
-	if err := errors.Join(store.CheckKey(projectID, "family id", familyID), store.CheckRotate(gen, p)); err != nil {
-		return store.Rotation{}, check(op, err)
-	}
 	now := dbTime(p.Now)
 	var rot store.Rotation
 	err := s.writeTx(ctx, func(t *wtx) error {
@@ -161,38 +149,27 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 		if err != nil {
 			return err
 		}
-		ends := dbTime(f.EndsAt)
-		expired := now >= dbTime(f.ExpiresAt) || !f.EndsAt.IsZero() && now >= ends
+		var rotatedAtTime time.Time
+		if rotated {
+			rotatedAtTime = fromDBTime(rotatedAt)
+		}
+		step, err := store.DecideRotation(store.RotationState{Family: f, RotatedAt: rotatedAtTime, UserDisabled: u.Disabled()}, gen, p)
 		switch {
-		case u.Disabled():
-			return errDisabled(op)
-		case !f.RevokedAt.IsZero():
-			return errRevoked(op)
-		case gen > f.Generation:
-			return notFound(op + ": generation")
-		case gen == f.Generation:
-			if expired {
-				return errExpired(op)
-			}
-			exp := dbTime(p.Now.Add(p.TTL))
-			if !f.EndsAt.IsZero() {
-				exp = min(exp, ends)
-			}
-			if err := mustAffect(t.exec(rotateFamilySQL, now, exp, now, familyID, projectID, gen)); err != nil {
+		case err != nil:
+			return check(op, err)
+		case step == store.RotateNext:
+			exp := store.SuccessorExpiry(f, p)
+			if err := mustAffect(t.exec(rotateFamilySQL, now, dbTime(exp), now, familyID, projectID, gen)); err != nil {
 				// Cannot happen under BEGIN IMMEDIATE; never report a
 				// lost race as success.
 				return conflict(op, "generation changed")
 			}
 			f.Generation = gen + 1
 			f.IssuedAt = fromDBTime(now)
-			f.ExpiresAt = fromDBTime(exp)
+			f.ExpiresAt = exp
 			rot = store.Rotation{Family: f, User: u}
 			return nil
-		case gen == f.Generation-1 && p.ReuseWindow > 0 && rotated &&
-			now-rotatedAt <= p.ReuseWindow.Microseconds():
-			if expired {
-				return errExpired(op)
-			}
+		case step == store.RotateReuse:
 			rot = store.Rotation{Family: f, Reused: true, User: u}
 			return nil
 		default:
@@ -214,9 +191,6 @@ func (s *Store) RotateRefresh(ctx context.Context, projectID, familyID string, g
 // family's tokens stay refused: they name a family that is not found.
 func (s *Store) PruneRefreshFamilies(ctx context.Context, before time.Time) (int, error) {
 	const op = "prune refresh families"
-	if err := store.CheckTime("before", before); err != nil {
-		return 0, check(op, err)
-	}
 	return s.prune(ctx, op, pruneFamiliesSQL, dbTime(before))
 }
 

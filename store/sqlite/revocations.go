@@ -124,9 +124,6 @@ func (s *Store) releaseDueNow(ctx context.Context, projectID string) error {
 // there is none (see store.RevocationScheduler).
 func (s *Store) NextScheduledRevocation(ctx context.Context, projectID string) (time.Time, error) {
 	const op = "next scheduled revocation"
-	if err := store.CheckProjectID(projectID); err != nil {
-		return time.Time{}, check(op, err)
-	}
 	var next time.Time
 	err := s.readRow(ctx, nextRevocationSQL, func(st *sqlite.Stmt) error {
 		next = columnNullTime(st, 0)
@@ -141,9 +138,6 @@ func (s *Store) NextScheduledRevocation(ctx context.Context, projectID string) (
 // as empty.
 func (s *Store) ListRevocations(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[store.Revocation], error) {
 	const op = "list revocations"
-	if err := errors.Join(store.CheckProjectID(projectID), store.CheckPage(req)); err != nil {
-		return paginate.Page[store.Revocation]{}, check(op, err)
-	}
 	if err := s.releaseDueNow(ctx, projectID); err != nil {
 		return paginate.Page[store.Revocation]{}, wrap(op, err)
 	}
@@ -172,8 +166,5 @@ func (s *Store) ListRevocations(ctx context.Context, projectID string, req pagin
 // is placed before a pruned one.
 func (s *Store) PruneSessionRevocations(ctx context.Context, before time.Time) (int, error) {
 	const op = "prune session revocations"
-	if err := store.CheckTime("before", before); err != nil {
-		return 0, check(op, err)
-	}
 	return s.prune(ctx, op, pruneSessionRevocationsSQL, dbTime(before))
 }

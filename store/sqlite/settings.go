@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"zombiezen.com/go/sqlite"
-
-	"github.com/latchkey-dev/latchkey/store"
 )
 
 const (
@@ -19,9 +17,6 @@ ON CONFLICT (name) DO UPDATE SET value = excluded.value`
 // name or value.
 func (s *Store) SetSetting(ctx context.Context, name, value string) error {
 	const op = "set setting"
-	if err := store.CheckSetting(name, value); err != nil {
-		return check(op, err)
-	}
 	_, err := s.exec(ctx, setSettingSQL, name, value)
 	return wrap(op, err)
 }
@@ -30,9 +25,6 @@ func (s *Store) SetSetting(ctx context.Context, name, value string) error {
 // store.ErrNotFound when it was never set.
 func (s *Store) GetSetting(ctx context.Context, name string) (string, error) {
 	const op = "get setting"
-	if err := store.CheckSettingName(name); err != nil {
-		return "", check(op, err)
-	}
 	var v string
 	err := s.readRow(ctx, getSettingSQL, func(st *sqlite.Stmt) error {
 		v = st.ColumnText(0)

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"zombiezen.com/go/sqlite"
@@ -31,9 +30,6 @@ ORDER BY created_at DESC, id DESC LIMIT 1`
 // project and store.ErrConflict for an existing id.
 func (s *Store) CreateSigningKey(ctx context.Context, k store.SigningKey) error {
 	const op = "create signing key"
-	if err := store.CheckSigningKey(k); err != nil {
-		return check(op, err)
-	}
 	_, err := s.exec(ctx, createSigningKeySQL, k.ID, k.ProjectID, k.PublicKey, k.EncryptedPrivateKey, dbTime(k.CreatedAt), k.Algorithm)
 	return wrap(op, err)
 }
@@ -43,9 +39,6 @@ func (s *Store) CreateSigningKey(ctx context.Context, k store.SigningKey) error 
 // not found.
 func (s *Store) GetSigningKey(ctx context.Context, projectID, id string) (store.SigningKey, error) {
 	const op = "get signing key"
-	if err := store.CheckKey(projectID, "signing key id", id); err != nil {
-		return store.SigningKey{}, check(op, err)
-	}
 	return s.readSigningKey(ctx, op, getSigningKeySQL, id, projectID)
 }
 
@@ -54,9 +47,6 @@ func (s *Store) GetSigningKey(ctx context.Context, projectID, id string) (store.
 // none.
 func (s *Store) ActiveSigningKey(ctx context.Context, projectID string) (store.SigningKey, error) {
 	const op = "active signing key"
-	if err := store.CheckProjectID(projectID); err != nil {
-		return store.SigningKey{}, check(op, err)
-	}
 	return s.readSigningKey(ctx, op, activeSigningKeySQL, projectID)
 }
 
@@ -64,9 +54,6 @@ func (s *Store) ActiveSigningKey(ctx context.Context, projectID string) (store.S
 // ascending (CreatedAt, ID) order. An unknown project has none.
 func (s *Store) ListSigningKeys(ctx context.Context, projectID string) ([]store.SigningKey, error) {
 	const op = "list signing keys"
-	if err := store.CheckProjectID(projectID); err != nil {
-		return nil, check(op, err)
-	}
 	ks, err := readAll(ctx, s, listSigningKeysSQL, func(st *sqlite.Stmt) (store.SigningKey, error) {
 		return scanSigningKey(st), nil
 	}, projectID)
@@ -84,9 +71,6 @@ func (s *Store) ListSigningKeys(ctx context.Context, projectID string) ([]store.
 // nothing. The checks and the changes happen in one write transaction.
 func (s *Store) RetireSigningKey(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "retire signing key"
-	if err := errors.Join(store.CheckKey(projectID, "signing key id", id), store.CheckTime("at", at)); err != nil {
-		return check(op, err)
-	}
 	err := s.writeTx(ctx, func(t *wtx) error {
 		retired, err := t.isSet(signingKeyStateSQL, id, projectID)
 		if err != nil || retired {

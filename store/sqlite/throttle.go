@@ -43,9 +43,6 @@ const pruneEvery = 64
 // that have ended, keeping the table bounded.
 func (s *Store) AddFailure(ctx context.Context, key string, now time.Time, window time.Duration) (int, time.Time, error) {
 	const op = "add failure"
-	if err := checkThrottle(key, now, window); err != nil {
-		return 0, time.Time{}, check(op, err)
-	}
 	var count int
 	var reset int64
 	err := s.writeTx(ctx, func(t *wtx) error {
@@ -69,9 +66,6 @@ func (s *Store) AddFailure(ctx context.Context, key string, now time.Time, windo
 // key with no window open at now has count 0 and a zero reset time.
 func (s *Store) Failures(ctx context.Context, key string, now time.Time, window time.Duration) (int, time.Time, error) {
 	const op = "failures"
-	if err := checkThrottle(key, now, window); err != nil {
-		return 0, time.Time{}, check(op, err)
-	}
 	var count int
 	var started int64
 	err := s.readRow(ctx, failuresSQL, func(st *sqlite.Stmt) error {
@@ -91,9 +85,6 @@ func (s *Store) Failures(ctx context.Context, key string, now time.Time, window 
 // FailuresOf returns the windows of keys, as Failures returns them one by
 // one (the database is in the process: there is no round trip to save).
 func (s *Store) FailuresOf(ctx context.Context, keys []string, now time.Time, window time.Duration) ([]store.ThrottleWindow, error) {
-	if err := store.CheckThrottleKeys(keys, now, window); err != nil {
-		return nil, check("failures of", err)
-	}
 	ws := make([]store.ThrottleWindow, len(keys))
 	for i, k := range keys {
 		n, reset, err := s.Failures(ctx, k, now, window)
@@ -108,10 +99,6 @@ func (s *Store) FailuresOf(ctx context.Context, keys []string, now time.Time, wi
 // ClearFailures forgets key's window. Clearing an unknown key succeeds.
 func (s *Store) ClearFailures(ctx context.Context, key string) error {
 	const op = "clear failures"
-	// Any positive window: ClearFailures takes none.
-	if err := store.CheckThrottle(key, time.Microsecond); err != nil {
-		return check(op, err)
-	}
 	_, err := s.exec(ctx, clearFailuresSQL, key)
 	return wrap(op, err)
 }
@@ -120,13 +107,5 @@ func (s *Store) ClearFailures(ctx context.Context, key string) error {
 // returns how many it deleted.
 func (s *Store) PruneThrottle(ctx context.Context, now time.Time) (int, error) {
 	const op = "prune throttle"
-	if err := store.CheckTime("now", now); err != nil {
-		return 0, check(op, err)
-	}
 	return s.prune(ctx, op, pruneThrottleSQL, dbTime(now))
-}
-
-// checkThrottle checks the arguments of AddFailure and Failures.
-func checkThrottle(key string, now time.Time, window time.Duration) error {
-	return errors.Join(store.CheckThrottle(key, window), store.CheckTime("now", now))
 }

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -50,9 +49,6 @@ WHERE user_id = ? AND project_id = ? AND revoked_at IS NULL`
 // the same email compared case-insensitively (see store.NormalizeEmail).
 func (s *Store) CreateUser(ctx context.Context, u store.User) error {
 	const op = "create user"
-	if err := store.CheckUser(u); err != nil {
-		return check(op, err)
-	}
 	tags, err := encodeTags(u.Tags)
 	if err != nil {
 		return check(op, err)
@@ -66,9 +62,6 @@ func (s *Store) CreateUser(ctx context.Context, u store.User) error {
 // matching store.ErrNotFound.
 func (s *Store) GetUser(ctx context.Context, projectID, id string) (store.User, error) {
 	const op = "get user"
-	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return store.User{}, check(op, err)
-	}
 	var u store.User
 	err := s.readRow(ctx, getUserSQL, func(st *sqlite.Stmt) (err error) {
 		u, err = scanUser(st)
@@ -85,13 +78,7 @@ func (s *Store) GetUser(ctx context.Context, projectID, id string) (store.User, 
 // that store.NormalizeEmail makes empty is store.ErrInvalid.
 func (s *Store) GetUserByEmail(ctx context.Context, projectID, email string) (store.User, error) {
 	const op = "get user by email"
-	if err := store.CheckProjectID(projectID); err != nil {
-		return store.User{}, check(op, err)
-	}
 	norm := store.NormalizeEmail(email)
-	if norm == "" {
-		return store.User{}, check(op, store.CheckEmail(norm))
-	}
 	var u store.User
 	err := s.readRow(ctx, getUserByEmailSQL, func(st *sqlite.Stmt) (err error) {
 		u, err = scanUser(st)
@@ -110,9 +97,6 @@ func (s *Store) GetUserByEmail(ctx context.Context, projectID, email string) (st
 // follow. An unknown project lists as empty.
 func (s *Store) ListUsers(ctx context.Context, projectID, emailPrefix string, req paginate.Request) (paginate.Page[store.User], error) {
 	const op = "list users"
-	if err := errors.Join(store.CheckProjectID(projectID), store.CheckPage(req)); err != nil {
-		return paginate.Page[store.User]{}, check(op, err)
-	}
 	query, args := listUsersSQL, []any{projectID}
 	if !req.After.IsZero() {
 		query += listUsersAfterSQL
@@ -153,9 +137,6 @@ func prefixEnd(p string) (string, bool) {
 // matching store.ErrNotFound; an empty hash is store.ErrInvalid.
 func (s *Store) SetPasswordHash(ctx context.Context, projectID, id, hash string) error {
 	const op = "set password hash"
-	if err := store.CheckPasswordHash(projectID, id, hash); err != nil {
-		return check(op, err)
-	}
 	return wrap(op, mustAffect(s.exec(ctx, setPasswordSQL, hash, id, projectID)))
 }
 
@@ -164,9 +145,6 @@ func (s *Store) SetPasswordHash(ctx context.Context, projectID, id, hash string)
 // store.CheckTags refuses tags.
 func (s *Store) SetUserTags(ctx context.Context, projectID, id string, tags []string) error {
 	const op = "set user tags"
-	if err := errors.Join(store.CheckKey(projectID, "user id", id), store.CheckTags(tags)); err != nil {
-		return check(op, err)
-	}
 	enc, err := encodeTags(tags)
 	if err != nil {
 		return check(op, err)
@@ -184,9 +162,6 @@ func (s *Store) SetUserTags(ctx context.Context, projectID, id string, tags []st
 // one at a time, so none of them leaves a live session behind.
 func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "disable user"
-	if err := errors.Join(store.CheckKey(projectID, "user id", id), store.CheckTime("at", at)); err != nil {
-		return check(op, err)
-	}
 	us := dbTime(at)
 	err := s.writeTx(ctx, func(t *wtx) error {
 		disabled, err := t.userDisabled(id, projectID)
@@ -206,9 +181,6 @@ func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.T
 // matching store.ErrNotFound for an unknown user.
 func (s *Store) EnableUser(ctx context.Context, projectID, id string) error {
 	const op = "enable user"
-	if err := store.CheckKey(projectID, "user id", id); err != nil {
-		return check(op, err)
-	}
 	return wrap(op, mustAffect(s.exec(ctx, enableUserSQL, id, projectID)))
 }
 
@@ -220,9 +192,6 @@ func (s *Store) EnableUser(ctx context.Context, projectID, id string) error {
 // and store.ErrInvalid for a zero at.
 func (s *Store) EndUserSessions(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "end user sessions"
-	if err := errors.Join(store.CheckKey(projectID, "user id", id), store.CheckTime("at", at)); err != nil {
-		return check(op, err)
-	}
 	us := dbTime(at)
 	err := s.writeTx(ctx, func(t *wtx) error {
 		if _, err := t.userDisabled(id, projectID); err != nil {
