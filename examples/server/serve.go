@@ -191,9 +191,9 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 // everything but password hashing, plus twice the memory the hashes running
 // at once may hold (identity.HasherOptions.Memory): room for the hashes
 // running and for those just finished, whose memory waits in the heap for
-// the next collection. A limit without that room (64 MiB in all, once)
-// made nearly every login start a collection and fault the hash's 19 MiB
-// in again. docs/benchmarks.md gives the figures.
+// the next collection. Without that room nearly every login would start a
+// collection and fault its hash's 19 MiB in again. docs/benchmarks.md
+// gives the figures.
 const (
 	serverGCPercent = 400
 	serverHeapLimit = 64 << 20
