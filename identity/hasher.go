@@ -95,11 +95,39 @@ type HasherOptions struct {
 	// run, so more at once than there are processors would hold more
 	// memory without hashing any faster. (A stored hash with a larger
 	// memory cost, up to MaxArgonMemory, holds more while it is verified.)
+	//
+	// A process with a soft memory limit (debug.SetMemoryLimit, GOMEMLIMIT)
+	// should set it at least HasherOptions.Memory above what the rest of the
+	// process needs, better twice that: the hashes running and the memory
+	// of those just finished, which stays in the heap until the next
+	// collection. With less room, nearly every hash starts a collection
+	// and the runtime hands the hashes' memory back to the system only to
+	// fault it in again on the next hash: a login then costs a good part
+	// of a hash more CPU than the hash itself.
 	MaxConcurrent int
 	// MeterProvider receives the latchkey.hash.queue_wait histogram: how
 	// long each hash waited for a slot, in seconds. Nil means the global
 	// provider (otel.GetMeterProvider).
 	MeterProvider metric.MeterProvider
+}
+
+// Memory returns the most memory, in bytes, that the argon2id hashes of
+// Hasher.Hash running at once hold with these options: MaxConcurrent (or
+// its default, as NewHasher applies it) hashes of ArgonMemory KiB each.
+// Verifying a stored hash with a larger memory cost holds more while it
+// runs (at most MaxArgonMemory KiB a hash).
+func (o HasherOptions) Memory() int64 {
+	return int64(o.Concurrency()) * ArgonMemory << 10
+}
+
+// Concurrency returns how many hashes a Hasher made with these options runs
+// at once: MaxConcurrent, or its default when MaxConcurrent is zero or
+// less.
+func (o HasherOptions) Concurrency() int {
+	if o.MaxConcurrent > 0 {
+		return o.MaxConcurrent
+	}
+	return defaultMaxConcurrent()
 }
 
 // defaultMaxConcurrent is the default of HasherOptions.MaxConcurrent.
@@ -121,10 +149,7 @@ func NewHasher(opts *HasherOptions) *Hasher {
 	if opts != nil {
 		o = *opts
 	}
-	n := o.MaxConcurrent
-	if n <= 0 {
-		n = defaultMaxConcurrent()
-	}
+	n := o.Concurrency()
 	wait, err := telemetry.Meter(o.MeterProvider).Float64Histogram("latchkey.hash.queue_wait",
 		metric.WithDescription("How long each password hash waited for a hashing slot (HasherOptions.MaxConcurrent), including the ones whose request ended first."),
 		metric.WithUnit("s"),

@@ -213,5 +213,18 @@ func TestHasher_DefaultConcurrency(t *testing.T) {
 	for _, c := range []struct{ procs, want int }{{1, 1}, {2, 2}, {4, 4}, {6, 6}, {16, 6}} {
 		runtime.GOMAXPROCS(c.procs)
 		require.Equalf(t, c.want, identity.NewHasher(nil).Slots(), "GOMAXPROCS %d", c.procs)
+		require.Equalf(t, c.want, identity.HasherOptions{}.Concurrency(), "Concurrency, GOMAXPROCS %d", c.procs)
+		require.Equalf(t, int64(c.want)*19<<20, identity.HasherOptions{}.Memory(), "Memory, GOMAXPROCS %d", c.procs)
+	}
+}
+
+// HasherOptions.Memory is what MaxConcurrent hashes of 19 MiB hold, and
+// Concurrency is the number of slots NewHasher makes.
+func TestHasherOptions_MemoryAndConcurrency(t *testing.T) {
+	for _, n := range []int{1, 3, 8} {
+		o := identity.HasherOptions{MaxConcurrent: n}
+		require.Equal(t, n, o.Concurrency())
+		require.Equal(t, n, identity.NewHasher(&o).Slots())
+		require.Equal(t, int64(n)*19<<20, o.Memory())
 	}
 }
