@@ -86,7 +86,8 @@ type Feed struct {
 	stopped  chan struct{}
 }
 
-// NewFeed returns the feed of st. If st is a store.RevocationWatcher, a
+// NewFeed returns the feed of st. If st is a store.RevocationWatcher (or
+// wraps one, store.As), a
 // waiting request wakes when a revocation commits; otherwise it reads the
 // feed again every PollInterval. It panics if st is nil.
 func NewFeed(st store.RevocationStore, opts *Options) *Feed {
@@ -108,7 +109,7 @@ func NewFeed(st store.RevocationStore, opts *Options) *Feed {
 	}
 	f := &Feed{st: st, poll: o.PollInterval, logger: o.Logger, stopped: make(chan struct{}),
 		maxWaits: o.MaxWaitsPerKey, waits: make(map[string]int)}
-	f.watcher, _ = st.(store.RevocationWatcher)
+	f.watcher, _ = store.As[store.RevocationWatcher](st)
 	f.serve = httpapi.Handle(o.Logger, f.list)
 	return f
 }

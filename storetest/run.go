@@ -54,7 +54,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	// The optional capabilities a store offers, probed once on a store of
 	// its own: a store without one promises nothing there, so its cases
 	// are not run (rather than run and skipped).
-	if _, ok := newStore(t).(store.ChangeVersioner); ok {
+	if implements[store.ChangeVersioner](newStore(t)) {
 		groups = append(groups, group{"ChangeVersion", changeVersionCases()})
 	}
 	if implements[store.WritableChecker](newStore(t)) {
@@ -128,7 +128,7 @@ func runGroups(t *testing.T, newStore func(t *testing.T) store.Store, groups []g
 // implements reports whether s offers the optional capability C (an
 // interface of package store beyond store.Store).
 func implements[C any](s any) bool {
-	_, ok := s.(C)
+	_, ok := store.As[C](s)
 	return ok
 }
 
@@ -136,7 +136,7 @@ func implements[C any](s any) bool {
 // for stores that have it.
 func capability[C any](t *testing.T, s any) C {
 	t.Helper()
-	c, ok := s.(C)
+	c, ok := store.As[C](s)
 	require.Truef(t, ok, "%T does not implement %T", s, (*C)(nil))
 	return c
 }

@@ -27,14 +27,14 @@ func RunUnwritable(t *testing.T, open func(t *testing.T) (writable store.Store, 
 	w := newWorld(t, rw)
 	disabled := mustUser(t, rw, projA, "disabled@example.com")
 	require.NoError(t, rw.DisableUser(t.Context(), projA, disabled.ID, base.Add(time.Minute)), "DisableUser")
-	if wc, ok := rw.(store.WritableChecker); ok {
+	if wc, ok := store.As[store.WritableChecker](rw); ok {
 		require.NoError(t, wc.CheckWritable(t.Context()), "CheckWritable on a database that can write")
 	}
 	before := w.snapshot(t, rw)
 
 	ro := freeze(t)
 	require.Equal(t, before, w.snapshot(t, ro), "the reads of the unwritable database")
-	if wc, ok := ro.(store.WritableChecker); ok {
+	if wc, ok := store.As[store.WritableChecker](ro); ok {
 		require.ErrorIs(t, wc.CheckWritable(t.Context()), store.ErrUnavailable, "CheckWritable on a database that cannot write")
 	}
 	later, far := base.Add(time.Hour), base.Add(1000*24*time.Hour)

@@ -36,7 +36,7 @@ func healthHandler(inst *instance, logger *slog.Logger) http.Handler {
 		_, err := inst.st.GetProject(ctx, store.DefaultProject)
 		return err
 	}
-	if wc, ok := inst.st.(store.WritableChecker); ok {
+	if wc, ok := store.As[store.WritableChecker](inst.st); ok {
 		check = wc.CheckWritable
 	}
 	h := &health{check: check, log: logger, now: time.Now}

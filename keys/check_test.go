@@ -10,16 +10,23 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/latchkey-dev/latchkey/internal/checkedlist"
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
 
-// deferredServer serves h behind e's verifier's DeferredMiddleware, for
-// project alpha, with the header X-Before set before the middleware runs.
+// The check of a token split where it reads the store (Verifier.BeginCheck,
+// Check), as the checked list of contacts (internal/checkedlist) uses it.
+
+// deferredServer serves h behind the bearer check of the checked list of
+// e's store, for project alpha, with the header X-Before set before the
+// check runs.
 func deferredServer(t *testing.T, e *env, h http.Handler) *httptest.Server {
 	t.Helper()
-	guarded := e.v.DeferredMiddleware(h)
+	list := checkedlist.Contacts(e.v, e.st)
+	require.True(t, list.Combines())
+	guarded := list.Middleware(h)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Before", "kept")
 		guarded.ServeHTTP(w, r.WithContext(tenant.NewContext(r.Context(), "alpha")))
@@ -41,13 +48,13 @@ func deferredGet(t *testing.T, srv *httptest.Server, method, token string) (*htt
 	return res, string(b)
 }
 
-// TestDeferredMiddleware_HoldsTheAnswer: on a store without
-// CheckedContactLister (SQLite), a handler behind DeferredMiddleware that
+// TestBeginCheck_HoldsTheAnswer: on a store without
+// CheckedContactLister (SQLite), a handler behind the deferred check that
 // writes without deciding the check has its answer held until the records
 // are read; a token revoked since it was cached gets the bearer check's 401
 // and nothing of the handler's answer, headers included, whether the
 // handler writes a body, only a status, or nothing.
-func TestDeferredMiddleware_HoldsTheAnswer(t *testing.T) {
+func TestBeginCheck_HoldsTheAnswer(t *testing.T) {
 	e := newEnv(t, nil, "alpha")
 	ctx := context.Background()
 	writes := map[string]http.HandlerFunc{
@@ -95,9 +102,9 @@ func TestDeferredMiddleware_HoldsTheAnswer(t *testing.T) {
 	}
 }
 
-// TestDeferredMiddleware_FirstUseChecksAtOnce: a token the verifier has not
+// TestBeginCheck_FirstUseChecksAtOnce: a token the verifier has not
 // seen is checked before the handler runs, as Middleware checks it.
-func TestDeferredMiddleware_FirstUseChecksAtOnce(t *testing.T) {
+func TestBeginCheck_FirstUseChecksAtOnce(t *testing.T) {
 	e := newEnv(t, nil, "alpha")
 	ran := false
 	srv := deferredServer(t, e, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran = true }))
@@ -112,25 +119,27 @@ func TestDeferredMiddleware_FirstUseChecksAtOnce(t *testing.T) {
 	require.False(t, ran, "the handler ran for a revoked token")
 }
 
-// TestCheckedContacts_VersionedOneRead: on a store.VersionedContactLister
-// (SQLite), a list behind DeferredMiddleware whose token's records the
+// TestBeginCheck_VersionedOneRead: on a store.VersionedContactLister
+// (SQLite), a list behind the deferred check whose token's records the
 // verifier keeps reads the store once per request: the page with the change
 // version, and neither a separate ChangeVersion nor a record. An API key
 // revoked, or a session ended, through another handle of the file (another
 // process) is refused by the very next request, with the bearer check's
 // 401 and nothing of the page, its headers included; an admitted list's
 // headers, set once the read decided the check, are sent.
-func TestCheckedContacts_VersionedOneRead(t *testing.T) {
+func TestBeginCheck_VersionedOneRead(t *testing.T) {
 	e := newEnv(t, nil, "alpha")
 	ctx := context.Background()
-	require.True(t, e.v.CombinesReads(e.st), "the verifier's own store")
+	list := checkedlist.Contacts(e.v, e.st)
+	require.True(t, list.Combines(), "the verifier's own store")
 	other := e.openSecond()
-	require.False(t, e.v.CombinesReads(other), "another store's versions say nothing of the verifier's records")
-	require.Equal(t, other, e.v.CheckedContacts(other))
+	require.False(t, checkedlist.Contacts(e.v, other).Combines(), "another store's versions say nothing of the verifier's records")
+	require.False(t, e.v.KeepsRecordsAt(other))
+	require.True(t, e.v.KeepsRecordsAt(e.st))
 
 	_, err := e.st.CreateContact(ctx, store.Contact{ID: "ct_secret", ProjectID: "alpha", Name: "Secret Contact", CreatedAt: e.clock.Now()})
 	require.NoError(t, err)
-	contacts := e.v.CheckedContacts(e.st)
+	contacts := checkedlist.ContactStore(e.st, list)
 	srv := deferredServer(t, e, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		page, err := contacts.ListContacts(r.Context(), "alpha", paginate.Request{Limit: 10})
 		if err != nil {
