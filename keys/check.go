@@ -60,6 +60,7 @@ func (v *Verifier) begin(ctx context.Context, projectID, token string) (*Check, 
 	if token != "" && len(token) <= MaxTokenBytes && projectID != "" {
 		claims, hit, err := v.cached(TokenKey(token), projectID, c.now)
 		if err != nil {
+			v.metrics.verified(ctx, hit, err) // the token's one verification
 			return nil, err
 		}
 		if hit {

@@ -7,10 +7,14 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey/internal/checkedlist"
+	"github.com/latchkey-dev/latchkey/internal/telemetry/telemetrytest"
+	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
@@ -197,4 +201,51 @@ func TestBeginCheck_VersionedOneRead(t *testing.T) {
 		require.NoError(t, other.RevokeRefreshFamily(ctx, "alpha", sid, e.clock.Now()))
 		refused(t, tok, "session ended")
 	})
+}
+
+// TestBeginCheck_OneVerificationPerRequest: a request behind the checked
+// list verifies its token once, whichever step decides its records (the
+// list's read, the guard, or BeginCheck itself for a token the cache does
+// not hold or that expired): the verification counter counts one per
+// request, by its cache hit or miss and its result.
+func TestBeginCheck_OneVerificationPerRequest(t *testing.T) {
+	meters := telemetrytest.NewMeters(t)
+	e := newEnv(t, &keys.VerifierOptions{MeterProvider: meters}, "alpha")
+	ctx := context.Background()
+	list := checkedlist.Contacts(e.v, e.st)
+	contacts := checkedlist.ContactStore(e.st, list)
+	lists := deferredServer(t, e, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := contacts.ListContacts(r.Context(), "alpha", paginate.Request{Limit: 10}); err != nil {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	writes := deferredServer(t, e, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "no list: the guard decides")
+	}))
+
+	k, tok := e.apiKey("alpha")
+	for range 3 {
+		res, body := deferredGet(t, lists, http.MethodGet, tok) // miss, then hits decided by the read
+		require.Equal(t, http.StatusOK, res.StatusCode, body)
+	}
+	for range 2 {
+		res, body := deferredGet(t, writes, http.MethodGet, tok) // hits decided by the guard
+		require.Equal(t, http.StatusOK, res.StatusCode, body)
+	}
+	require.NoError(t, e.openSecond().RevokeAPIKey(ctx, "alpha", k.ID, e.clock.Now()))
+	res, body := deferredGet(t, lists, http.MethodGet, tok) // hit, revoked by the read's records
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode, body)
+	login := e.loginToken("alpha")
+	res, body = deferredGet(t, lists, http.MethodGet, login) // miss
+	require.Equal(t, http.StatusOK, res.StatusCode, body)
+	e.clock.Advance(25 * time.Hour)
+	res, body = deferredGet(t, lists, http.MethodGet, login) // hit, expired
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode, body)
+
+	assert.Equal(t, map[string]float64{
+		"cache=miss,result=ok":     2,
+		"cache=hit,result=ok":      4,
+		"cache=hit,result=revoked": 1,
+		"cache=hit,result=expired": 1,
+	}, meters.Values(t, "latchkey.verifications"))
 }
