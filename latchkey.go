@@ -277,8 +277,8 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 
 	// The list of contacts reads the token's records with its page
 	// (PostgreSQL, MySQL), or the version the verifier keeps them at
-	// (SQLite), in one store call; listAuth (routes.go) puts it behind
-	// the list's own bearer check.
+	// (SQLite), in one store call; the routing table (routes.go) mounts
+	// its handler behind the list's own bearer check (listAuth).
 	l.contactList = checkedlist.Contacts(l.verifier, st)
 	l.mux, l.allow = newMux(l.routes(parts{
 		identity: ident,
