@@ -140,16 +140,12 @@ func (l *Latchkey) Protect(next http.Handler) http.Handler {
 	})
 }
 
-// listAuth returns next, a list handler reading through
-// Verifier.CheckedContacts, behind the bearer check: DeferredMiddleware when
-// the store reads a page with the token's records, or with the version they
-// are kept at, in one call (Verifier.CombinesReads), else Middleware, since
-// holding the answer for a separate check would only add work.
+// listAuth returns next, the list of contacts' handler, behind the bearer
+// check of its checked list (internal/checkedlist): the token's records
+// are checked with the page when the store reads them together, else
+// before next runs.
 func (l *Latchkey) listAuth(next http.Handler) http.Handler {
-	if l.verifier.CombinesReads(l.st) {
-		return l.verifier.DeferredMiddleware(next)
-	}
-	return l.verifier.Middleware(next)
+	return l.contactList.Middleware(next)
 }
 
 // entry returns the handler every request to Latchkey enters by: it starts

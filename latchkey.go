@@ -16,6 +16,7 @@ import (
 	"github.com/latchkey-dev/latchkey/console"
 	"github.com/latchkey-dev/latchkey/contacts"
 	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/internal/checkedlist"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/internal/storetrace"
 	"github.com/latchkey-dev/latchkey/internal/telemetry"
@@ -131,13 +132,16 @@ type Latchkey struct {
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
 
-	keyring   *keys.Keyring
-	apiKeys   *keys.APIKeys
-	verifier  *keys.Verifier
-	users     *identity.Users
-	feed      *revocations.Feed
-	consoleUI *console.Handler // nil with NoConsole
-	cors      *httpapi.CORS    // nil without Options.CORSOrigins
+	keyring  *keys.Keyring
+	apiKeys  *keys.APIKeys
+	verifier *keys.Verifier
+	// contactList is GET /v1/contacts' list, whose token check rides
+	// with its read.
+	contactList *checkedlist.List[store.Contact]
+	users       *identity.Users
+	feed        *revocations.Feed
+	consoleUI   *console.Handler // nil with NoConsole
+	cors        *httpapi.CORS    // nil without Options.CORSOrigins
 
 	mux      *http.ServeMux
 	allow    map[string]string // path -> the methods the routing table serves there
@@ -282,12 +286,14 @@ func New(st store.Store, masterKey []byte, opts *Options) (*Latchkey, error) {
 		}, &co)
 	}
 
+	// The list of contacts reads the token's records with its page
+	// (PostgreSQL, MySQL), or the version the verifier keeps them at
+	// (SQLite), in one store call; the routing table (routes.go) mounts
+	// its handler behind the list's own bearer check (listAuth).
+	l.contactList = checkedlist.Contacts(l.verifier, st)
 	l.mux, l.allow = newMux(l.routes(parts{
 		identity: ident,
-		// Behind listAuth (routes.go): on a store that reads a page with
-		// the token's records (PostgreSQL) or with the version the
-		// verifier keeps them at (SQLite), one call each.
-		contacts: contacts.NewHandler(l.verifier.CheckedContacts(st), &contacts.Options{Logger: o.Logger}),
+		contacts: contacts.NewHandler(checkedlist.ContactStore(st, l.contactList), &contacts.Options{Logger: o.Logger}),
 	}))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

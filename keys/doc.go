@@ -45,13 +45,11 @@
 // documentation for the exact rules. [Verifier.Middleware] reads the token
 // from the Authorization header only, puts the [Principal] in the request
 // context and answers 401 invalid_token with an RFC 6750 challenge
-// otherwise. [Verifier.DeferredMiddleware] does the same for read-only
-// handlers that list through [Verifier.CheckedContacts]: on a store that
-// implements [store.CheckedContactLister] (PostgreSQL), a request reads the
-// token's records and its page in one store call; on one that implements
-// [store.VersionedContactLister] (SQLite), it reads the page and the change
-// version in one call and reads only the records not kept at that version.
-// Nothing of the answer is sent before the records allow the token.
+// otherwise. [Verifier.BeginCheck] is the same check split where it reads
+// the store, for a read-only handler that reads the token's records with
+// its answer (Latchkey's list of contacts, whose internal package holds the
+// answer until the [Check] is decided): the token is verified once, and
+// the [Check] is decided from the records that handler read.
 // [Keyring.JWKSHandler] publishes the project's unretired public keys so
 // other services can verify its tokens.
 //

@@ -73,15 +73,15 @@ func (p Principal) HasTag(tag string) bool {
 type authKey struct{}
 
 // requestAuth is what a verified request's context carries: its principal
-// and, behind DeferredMiddleware, its token's check while it is pending.
+// and, after BeginCheck, its token's check while it is pending.
 // One context value holds both, so a request gains one context, not two.
 type requestAuth struct {
 	principal Principal
-	pending   *pendingCheck // nil when the token was checked before the handler ran
+	pending   *Check // nil when the token was checked before the handler ran
 }
 
 // PrincipalFromContext returns the principal [Verifier.Middleware] (or
-// [Verifier.DeferredMiddleware]) stored in ctx, and whether there was one.
+// [Check.Context]) stored in ctx, and whether there was one.
 func PrincipalFromContext(ctx context.Context) (Principal, bool) {
 	a, ok := ctx.Value(authKey{}).(*requestAuth)
 	if !ok {

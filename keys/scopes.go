@@ -20,16 +20,16 @@ const (
 )
 
 // RequireScope returns middleware that admits a request only when its
-// principal (set by [Verifier.Middleware] or [Verifier.DeferredMiddleware],
-// which must run first) holds scope, by [Principal.HasScope]: a login token
+// principal (set by [Verifier.Middleware] or [Check.Context], which must
+// run first) holds scope, by [Principal.HasScope]: a login token
 // or an API key without scopes always does. Anything else is answered 403
 // forbidden (problem+json), the answer Latchkey's own endpoints give; a
 // request with no principal in its context is answered 401 invalid_token.
 // It panics at construction if scope is not a valid scope name
 // (store.ValidScope).
 //
-// Behind DeferredMiddleware, a token whose records are still to be checked
-// is checked before the 403 is sent, so a revoked key is answered 401.
+// Behind a pending [Check] (Latchkey's list of contacts), the 403 is held
+// until the token's records are checked, so a revoked key is answered 401.
 //
 //	mux.Handle("GET /reports", verifier.Middleware(keys.RequireScope("reports:read")(reports)))
 func RequireScope(scope string) func(http.Handler) http.Handler {

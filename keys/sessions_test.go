@@ -101,7 +101,7 @@ func TestVerify_SessionOfAnotherUser(t *testing.T) {
 // A login token without a sid (as minted before sessions existed) would
 // skip every session and user check: a correctly signed one is refused,
 // whether its user exists, is disabled or never did, and whether its
-// check is made at once or deferred (DeferredMiddleware, with the token
+// check is made at once or deferred (BeginCheck, with the token
 // warm in the verification cache).
 func TestVerify_LoginTokenWithoutSessionIsRefused(t *testing.T) {
 	e := newEnv(t, nil, "alpha")

@@ -79,7 +79,7 @@ type VerifierOptions struct {
 // any process counts from the next request.
 //
 // When the store offers a change signal ([store.ChangeVersioner], as
-// store/sqlite does), those records are kept too, each tagged with the
+// store/sqlite does, found with [store.As]), those records are kept too, each tagged with the
 // store's change version read before the record was, and a request reads
 // the version once and uses a kept record only while the version is still
 // its tag: any commit, by any process, makes the next request read the
@@ -104,7 +104,7 @@ type Verifier struct {
 }
 
 // NewVerifier returns a Verifier that reads st. It panics if st is nil. If
-// st implements [store.ChangeVersioner], the Verifier keeps records while
+// st, or a store it wraps (store.As), implements [store.ChangeVersioner], the Verifier keeps records while
 // the change version stays the same.
 func NewVerifier(st VerifierStore, opts *VerifierOptions) *Verifier {
 	if st == nil {

@@ -86,9 +86,10 @@ type Feed struct {
 	stopped  chan struct{}
 }
 
-// NewFeed returns the feed of st. If st is a store.RevocationWatcher, a
-// waiting request wakes when a revocation commits; otherwise it reads the
-// feed again every PollInterval. It panics if st is nil.
+// NewFeed returns the feed of st. If st is a store.RevocationWatcher, or
+// wraps one (store.As), a waiting request wakes when a revocation commits;
+// otherwise it reads the feed again every PollInterval. It panics if st is
+// nil.
 func NewFeed(st store.RevocationStore, opts *Options) *Feed {
 	if st == nil {
 		panic("revocations: NewFeed with a nil store")

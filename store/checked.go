@@ -35,9 +35,10 @@ type TokenRecords struct {
 // record plus the list. store/postgres implements it with one statement
 // (one round trip, which concurrent calls share).
 //
-// Callers discover it with a type assertion on the store they were given:
+// Callers discover it with [As] on the store they were given, which also
+// finds it behind wrappers:
 //
-//	if cl, ok := st.(store.CheckedContactLister); ok { ... }
+//	if cl, ok := store.As[store.CheckedContactLister](st); ok { ... }
 type CheckedContactLister interface {
 	// ListContactsChecked returns what ListContacts(ctx, projectID, req)
 	// returns, and the records ids names in projectID, all read in one

@@ -44,26 +44,6 @@ func Check(s Store) *Checked {
 // Unwrap returns the store c checks the calls of.
 func (c *Checked) Unwrap() Store { return c.s }
 
-// As finds the first store in s's Unwrap chain (s, then s.Unwrap(), and so
-// on, as errors.As walks an error's) that implements T, an optional
-// capability such as ChangeVersioner, and returns it. A wrapper of a store
-// (this package's Checked, a tracing layer) has a method Unwrap() Store
-// returning what it wraps. s is a Store or one of its role interfaces.
-func As[T any](s any) (T, bool) {
-	for s != nil {
-		if t, ok := s.(T); ok {
-			return t, true
-		}
-		u, ok := s.(interface{ Unwrap() Store })
-		if !ok {
-			break
-		}
-		s = u.Unwrap()
-	}
-	var zero T
-	return zero, false
-}
-
 // refused returns err, a Check function's error, as the error of the
 // operation op.
 func refused(op string, err error) error {

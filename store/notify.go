@@ -11,9 +11,10 @@ import (
 // revocation feed's long poll uses it; without it, the feed is read again at
 // a fixed interval while a request waits.
 //
-// Callers discover it with a type assertion on the store they were given:
+// Callers discover it with [As] on the store they were given, which also
+// finds it behind wrappers:
 //
-//	if w, ok := st.(store.RevocationWatcher); ok { ... }
+//	if w, ok := store.As[store.RevocationWatcher](st); ok { ... }
 type RevocationWatcher interface {
 	// WatchRevocations returns a channel that is closed once a revocation
 	// (of any project) committed by any handle on the database after the

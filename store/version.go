@@ -13,9 +13,10 @@ import (
 // changed, without weakening the rule that a write committed by any handle
 // is seen by the next read of every other.
 //
-// Callers discover it with a type assertion on the store they were given:
+// Callers discover it with [As] on the store they were given, which also
+// finds it behind wrappers:
 //
-//	if cv, ok := st.(store.ChangeVersioner); ok { ... }
+//	if cv, ok := store.As[store.ChangeVersioner](st); ok { ... }
 //
 // A store that cannot keep the contract below cheaply does not implement
 // it; callers then read the store every time.
@@ -54,9 +55,10 @@ type ChangeVersioner interface {
 // list whose records are kept costs the store one read instead of two.
 // store/sqlite implements it.
 //
-// Callers discover it with a type assertion on the store they were given:
+// Callers discover it with [As] on the store they were given, which also
+// finds it behind wrappers:
 //
-//	if vl, ok := st.(store.VersionedContactLister); ok { ... }
+//	if vl, ok := store.As[store.VersionedContactLister](st); ok { ... }
 type VersionedContactLister interface {
 	ChangeVersioner
 	// ListContactsVersioned returns what ListContacts(ctx, projectID, req)

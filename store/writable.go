@@ -7,9 +7,10 @@ import "context"
 // instance out of a load balancer while it cannot serve writes (its
 // database is unreachable, a standby in recovery, or read-only).
 //
-// Callers discover it with a type assertion on the store they were given:
+// Callers discover it with [As] on the store they were given, which also
+// finds it behind wrappers:
 //
-//	if wc, ok := st.(store.WritableChecker); ok { ... }
+//	if wc, ok := store.As[store.WritableChecker](st); ok { ... }
 //
 // store/postgres, store/sqlite and store/mysql implement it.
 type WritableChecker interface {

@@ -7,6 +7,10 @@
 // A call is traced only when its context holds a recording span (the
 // request's), so a store used outside traced requests (pruning, the
 // command line), or with tracing off, pays one context lookup per call.
+//
+// The wrapper adds no optional capability of its own: callers find the
+// wrapped store's with store.As, through Unwrap. A capability that is a
+// read is traced by its caller, with Store.Start and End (see Wrap).
 package storetrace
 
 import (
@@ -17,7 +21,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -27,128 +30,23 @@ type Store struct {
 	tracer trace.Tracer
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Wrapper = (*Store)(nil)
+)
 
 // clientSpan are the options of every store span, built once.
 var clientSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 
 // Wrap returns st with its calls traced by tracer. The result implements
-// store.ChangeVersioner, store.VersionedContactLister,
-// store.RevocationWatcher and store.CheckedContactLister when st does, so
-// that what callers discover by type assertion is unchanged. ChangeVersion
-// and WatchRevocations are not traced (they are signals, not reads);
-// ListContactsVersioned and ListContactsChecked are.
-func Wrap(st store.Store, tracer trace.Tracer) store.Store {
-	s := &Store{st: st, tracer: tracer}
-	cv, isCV := st.(store.ChangeVersioner)
-	w, isW := st.(store.RevocationWatcher)
-	var vl store.VersionedContactLister
-	_, isVL := st.(store.VersionedContactLister)
-	if isVL {
-		vl = versionedLister{cv, s}
-	}
-	var cl store.CheckedContactLister
-	_, isCL := st.(store.CheckedContactLister)
-	if isCL {
-		cl = checkedLister{s}
-	}
-	type (
-		CV = store.ChangeVersioner
-		VL = store.VersionedContactLister // a ChangeVersioner too
-		W  = store.RevocationWatcher
-		CL = store.CheckedContactLister
-	)
-	switch {
-	case isVL && isW && isCL:
-		return struct {
-			*Store
-			VL
-			W
-			CL
-		}{s, vl, w, cl}
-	case isVL && isW:
-		return struct {
-			*Store
-			VL
-			W
-		}{s, vl, w}
-	case isVL && isCL:
-		return struct {
-			*Store
-			VL
-			CL
-		}{s, vl, cl}
-	case isVL:
-		return struct {
-			*Store
-			VL
-		}{s, vl}
-	case isCV && isW && isCL:
-		return struct {
-			*Store
-			CV
-			W
-			CL
-		}{s, cv, w, cl}
-	case isCV && isW:
-		return struct {
-			*Store
-			CV
-			W
-		}{s, cv, w}
-	case isCV && isCL:
-		return struct {
-			*Store
-			CV
-			CL
-		}{s, cv, cl}
-	case isW && isCL:
-		return struct {
-			*Store
-			W
-			CL
-		}{s, w, cl}
-	case isCV:
-		return struct {
-			*Store
-			CV
-		}{s, cv}
-	case isW:
-		return struct {
-			*Store
-			W
-		}{s, w}
-	case isCL:
-		return struct {
-			*Store
-			CL
-		}{s, cl}
-	}
-	return s
-}
-
-// versionedLister is the traced ListContactsVersioned of a store that has
-// it, with the store's own (untraced) ChangeVersion.
-type versionedLister struct {
-	store.ChangeVersioner
-	s *Store
-}
-
-func (c versionedLister) ListContactsVersioned(ctx context.Context, projectID string, req paginate.Request) (uint64, paginate.Page[store.Contact], error) {
-	ctx, span := c.s.start(ctx, "store.ListContactsVersioned", projectID)
-	ver, page, err := c.s.st.(store.VersionedContactLister).ListContactsVersioned(ctx, projectID, req)
-	end(span, err)
-	return ver, page, err
-}
-
-// checkedLister is the traced ListContactsChecked of a store that has it.
-type checkedLister struct{ s *Store }
-
-func (c checkedLister) ListContactsChecked(ctx context.Context, projectID string, ids store.TokenRecordIDs, req paginate.Request) (store.TokenRecords, paginate.Page[store.Contact], error) {
-	ctx, span := c.s.start(ctx, "store.ListContactsChecked", projectID)
-	recs, page, err := c.s.st.(store.CheckedContactLister).ListContactsChecked(ctx, projectID, ids, req)
-	end(span, err)
-	return recs, page, err
+// store.Store and Unwrap, and no optional capability: callers find those
+// with store.As, which walks through Unwrap to st. A capability call made
+// on what store.As finds is not traced by the wrapper; a caller whose
+// capability call is a read (the checked list of contacts) opens its span
+// with [Store.Start] and [End], so it is traced like any read. The
+// signals (ChangeVersion, WatchRevocations) are not traced.
+func Wrap(st store.Store, tracer trace.Tracer) *Store {
+	return &Store{st: st, tracer: tracer}
 }
 
 // Unwrap returns the store s wraps.
@@ -160,10 +58,13 @@ func (s *Store) Close() error { return s.st.Close() }
 // noSpan is the span of an untraced call.
 var noSpan = trace.SpanFromContext(context.Background())
 
-// start starts the span of a call named name for project (none when "")
-// when ctx holds a recording span, and returns ctx with it.
-func (s *Store) start(ctx context.Context, name, project string) (context.Context, trace.Span) {
-	if !trace.SpanFromContext(ctx).IsRecording() {
+// Start starts the span of a store call named name ("store.ListContacts")
+// for project (none when "") when ctx holds a recording span, and returns
+// ctx with it; else ctx and a span that records nothing. End the span with
+// [End]. A nil *Store starts no span: a caller that found no Store in its
+// store's chain (store.As) calls it all the same.
+func (s *Store) Start(ctx context.Context, name, project string) (context.Context, trace.Span) {
+	if s == nil || !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, noSpan
 	}
 	ctx, span := s.tracer.Start(ctx, name, clientSpan...)
@@ -188,10 +89,10 @@ var errorClasses = []struct {
 	{store.ErrDisabled, "disabled"},
 }
 
-// end ends span, recording the class of err if any: one of errorClasses,
+// End ends span, a span of [Store.Start], recording the class of err if any: one of errorClasses,
 // or unavailable (store.ErrUnavailable) or error, which also mark the span
 // failed. The error's text is never recorded.
-func end(span trace.Span, err error) {
+func End(span trace.Span, err error) {
 	if !span.IsRecording() {
 		return
 	}

@@ -30,11 +30,11 @@ func TestWrap(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 
 	_, rawCV := any(raw).(store.ChangeVersioner)
-	_, cv := st.(store.ChangeVersioner)
-	assert.Equal(t, rawCV, cv, "ChangeVersioner is kept")
+	_, cv := store.As[store.ChangeVersioner](st)
+	assert.Equal(t, rawCV, cv, "ChangeVersioner is found through the wrapper")
 	_, rawW := any(raw).(store.RevocationWatcher)
-	_, w := st.(store.RevocationWatcher)
-	assert.Equal(t, rawW, w, "RevocationWatcher is kept")
+	_, w := store.As[store.RevocationWatcher](st)
+	assert.Equal(t, rawW, w, "RevocationWatcher is found through the wrapper")
 
 	// Outside a traced request: no span.
 	require.NoError(t, st.CreateProject(ctx, store.Project{ID: "acme", CreatedAt: time.Now()}))
@@ -63,9 +63,11 @@ func TestWrap(t *testing.T) {
 	assert.Equal(t, "store.ListContacts", list.Name())
 }
 
-// Each optional capability of the wrapped store is kept, and only those:
-// SQLite and PostgreSQL offer different sets.
-func TestWrap_KeepsCapabilities(t *testing.T) {
+// Each optional capability of the wrapped store is found through the
+// wrapper with store.As, and only those: SQLite and PostgreSQL offer
+// different sets. The wrapper itself declares none. A capability read made
+// with the wrapper's Start and End is a span like any read.
+func TestWrap_CapabilitiesByAs(t *testing.T) {
 	ctx := context.Background()
 	lite, err := sqlite.Open(ctx, ":memory:", nil)
 	require.NoError(t, err)
@@ -79,29 +81,38 @@ func TestWrap_KeepsCapabilities(t *testing.T) {
 	t.Cleanup(func() { _ = tp.Shutdown(ctx) })
 	for name, raw := range map[string]store.Store{"sqlite": lite, "postgres": pg} {
 		st := storetrace.Wrap(raw, tp.Tracer("test"))
+		_, own := any(st).(store.ChangeVersioner)
+		assert.False(t, own, "%s: the wrapper declares no capability", name)
+		found, ok := store.As[*storetrace.Store](st)
+		require.True(t, ok)
+		assert.Same(t, st, found)
 		_, rawCV := raw.(store.ChangeVersioner)
-		_, cv := st.(store.ChangeVersioner)
+		_, cv := store.As[store.ChangeVersioner](st)
 		assert.Equal(t, rawCV, cv, "%s: ChangeVersioner", name)
 		_, rawW := raw.(store.RevocationWatcher)
-		_, w := st.(store.RevocationWatcher)
+		_, w := store.As[store.RevocationWatcher](st)
 		assert.Equal(t, rawW, w, "%s: RevocationWatcher", name)
 		_, rawVL := raw.(store.VersionedContactLister)
-		vl, isVL := st.(store.VersionedContactLister)
+		vl, isVL := store.As[store.VersionedContactLister](st)
 		assert.Equal(t, rawVL, isVL, "%s: VersionedContactLister", name)
 		_, rawCL := raw.(store.CheckedContactLister)
-		cl, isCL := st.(store.CheckedContactLister)
+		cl, isCL := store.As[store.CheckedContactLister](st)
 		assert.Equal(t, rawCL, isCL, "%s: CheckedContactLister", name)
-		// The combined reads are traced like any read.
+
 		require.NoError(t, st.CreateProject(ctx, store.Project{ID: "acme", CreatedAt: time.Now()}))
 		rctx, span := tp.Tracer("test").Start(ctx, "request")
 		want := ""
 		switch {
 		case isVL:
-			_, _, err = vl.ListContactsVersioned(rctx, "acme", paginate.Request{Limit: 5})
 			want = "store.ListContactsVersioned"
+			cctx, cspan := st.Start(rctx, want, "acme")
+			_, _, err = vl.ListContactsVersioned(cctx, "acme", paginate.Request{Limit: 5})
+			storetrace.End(cspan, err)
 		case isCL:
-			_, _, err = cl.ListContactsChecked(rctx, "acme", store.TokenRecordIDs{SigningKeyID: "sk_x"}, paginate.Request{Limit: 5})
 			want = "store.ListContactsChecked"
+			cctx, cspan := st.Start(rctx, want, "acme")
+			_, _, err = cl.ListContactsChecked(cctx, "acme", store.TokenRecordIDs{SigningKeyID: "sk_x"}, paginate.Request{Limit: 5})
+			storetrace.End(cspan, err)
 		}
 		require.NoError(t, err)
 		span.End()
@@ -110,8 +121,26 @@ func TestWrap_KeepsCapabilities(t *testing.T) {
 		}
 		var names []string
 		for _, s := range rec.Ended() {
+			if s.Name() == want {
+				assert.Equal(t, "acme", attrs(s)["latchkey.project"])
+			}
 			names = append(names, s.Name())
 		}
 		assert.Contains(t, names, want, name)
 	}
+
+	// A store without the tracing layer starts no span.
+	var none *storetrace.Store
+	_, span := none.Start(ctx, "store.ListContactsChecked", "acme")
+	assert.False(t, span.IsRecording())
+	storetrace.End(span, nil)
+}
+
+// attrs returns the attributes of s as text.
+func attrs(s sdktrace.ReadOnlySpan) map[string]string {
+	a := map[string]string{}
+	for _, kv := range s.Attributes() {
+		a[string(kv.Key)] = kv.Value.String()
+	}
+	return a
 }

@@ -7,19 +7,30 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/latchkey-dev/latchkey/internal/checkedlist"
+	"github.com/latchkey-dev/latchkey/internal/telemetry/telemetrytest"
+	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
 
-// deferredServer serves h behind e's verifier's DeferredMiddleware, for
-// project alpha, with the header X-Before set before the middleware runs.
+// The check of a token split where it reads the store (Verifier.BeginCheck,
+// Check), as the checked list of contacts (internal/checkedlist) uses it.
+
+// deferredServer serves h behind the bearer check of the checked list of
+// e's store, for project alpha, with the header X-Before set before the
+// check runs.
 func deferredServer(t *testing.T, e *env, h http.Handler) *httptest.Server {
 	t.Helper()
-	guarded := e.v.DeferredMiddleware(h)
+	list := checkedlist.Contacts(e.v, e.st)
+	require.True(t, list.Combines())
+	guarded := list.Middleware(h)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Before", "kept")
 		guarded.ServeHTTP(w, r.WithContext(tenant.NewContext(r.Context(), "alpha")))
@@ -41,13 +52,13 @@ func deferredGet(t *testing.T, srv *httptest.Server, method, token string) (*htt
 	return res, string(b)
 }
 
-// TestDeferredMiddleware_HoldsTheAnswer: on a store without
-// CheckedContactLister (SQLite), a handler behind DeferredMiddleware that
+// TestBeginCheck_HoldsTheAnswer: on a store without
+// CheckedContactLister (SQLite), a handler behind the deferred check that
 // writes without deciding the check has its answer held until the records
 // are read; a token revoked since it was cached gets the bearer check's 401
 // and nothing of the handler's answer, headers included, whether the
 // handler writes a body, only a status, or nothing.
-func TestDeferredMiddleware_HoldsTheAnswer(t *testing.T) {
+func TestBeginCheck_HoldsTheAnswer(t *testing.T) {
 	e := newEnv(t, nil, "alpha")
 	ctx := context.Background()
 	writes := map[string]http.HandlerFunc{
@@ -95,9 +106,9 @@ func TestDeferredMiddleware_HoldsTheAnswer(t *testing.T) {
 	}
 }
 
-// TestDeferredMiddleware_FirstUseChecksAtOnce: a token the verifier has not
+// TestBeginCheck_FirstUseChecksAtOnce: a token the verifier has not
 // seen is checked before the handler runs, as Middleware checks it.
-func TestDeferredMiddleware_FirstUseChecksAtOnce(t *testing.T) {
+func TestBeginCheck_FirstUseChecksAtOnce(t *testing.T) {
 	e := newEnv(t, nil, "alpha")
 	ran := false
 	srv := deferredServer(t, e, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran = true }))
@@ -112,25 +123,27 @@ func TestDeferredMiddleware_FirstUseChecksAtOnce(t *testing.T) {
 	require.False(t, ran, "the handler ran for a revoked token")
 }
 
-// TestCheckedContacts_VersionedOneRead: on a store.VersionedContactLister
-// (SQLite), a list behind DeferredMiddleware whose token's records the
+// TestBeginCheck_VersionedOneRead: on a store.VersionedContactLister
+// (SQLite), a list behind the deferred check whose token's records the
 // verifier keeps reads the store once per request: the page with the change
 // version, and neither a separate ChangeVersion nor a record. An API key
 // revoked, or a session ended, through another handle of the file (another
 // process) is refused by the very next request, with the bearer check's
 // 401 and nothing of the page, its headers included; an admitted list's
 // headers, set once the read decided the check, are sent.
-func TestCheckedContacts_VersionedOneRead(t *testing.T) {
+func TestBeginCheck_VersionedOneRead(t *testing.T) {
 	e := newEnv(t, nil, "alpha")
 	ctx := context.Background()
-	require.True(t, e.v.CombinesReads(e.st), "the verifier's own store")
+	list := checkedlist.Contacts(e.v, e.st)
+	require.True(t, list.Combines(), "the verifier's own store")
 	other := e.openSecond()
-	require.False(t, e.v.CombinesReads(other), "another store's versions say nothing of the verifier's records")
-	require.Equal(t, other, e.v.CheckedContacts(other))
+	require.False(t, checkedlist.Contacts(e.v, other).Combines(), "another store's versions say nothing of the verifier's records")
+	require.False(t, e.v.KeepsRecordsAt(other))
+	require.True(t, e.v.KeepsRecordsAt(e.st))
 
 	_, err := e.st.CreateContact(ctx, store.Contact{ID: "ct_secret", ProjectID: "alpha", Name: "Secret Contact", CreatedAt: e.clock.Now()})
 	require.NoError(t, err)
-	contacts := e.v.CheckedContacts(e.st)
+	contacts := checkedlist.ContactStore(e.st, list)
 	srv := deferredServer(t, e, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		page, err := contacts.ListContacts(r.Context(), "alpha", paginate.Request{Limit: 10})
 		if err != nil {
@@ -188,4 +201,51 @@ func TestCheckedContacts_VersionedOneRead(t *testing.T) {
 		require.NoError(t, other.RevokeRefreshFamily(ctx, "alpha", sid, e.clock.Now()))
 		refused(t, tok, "session ended")
 	})
+}
+
+// TestBeginCheck_OneVerificationPerRequest: a request behind the checked
+// list verifies its token once, whichever step decides its records (the
+// list's read, the guard, or BeginCheck itself for a token the cache does
+// not hold or that expired): the verification counter counts one per
+// request, by its cache hit or miss and its result.
+func TestBeginCheck_OneVerificationPerRequest(t *testing.T) {
+	meters := telemetrytest.NewMeters(t)
+	e := newEnv(t, &keys.VerifierOptions{MeterProvider: meters}, "alpha")
+	ctx := context.Background()
+	list := checkedlist.Contacts(e.v, e.st)
+	contacts := checkedlist.ContactStore(e.st, list)
+	lists := deferredServer(t, e, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := contacts.ListContacts(r.Context(), "alpha", paginate.Request{Limit: 10}); err != nil {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	writes := deferredServer(t, e, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "no list: the guard decides")
+	}))
+
+	k, tok := e.apiKey("alpha")
+	for range 3 {
+		res, body := deferredGet(t, lists, http.MethodGet, tok) // miss, then hits decided by the read
+		require.Equal(t, http.StatusOK, res.StatusCode, body)
+	}
+	for range 2 {
+		res, body := deferredGet(t, writes, http.MethodGet, tok) // hits decided by the guard
+		require.Equal(t, http.StatusOK, res.StatusCode, body)
+	}
+	require.NoError(t, e.openSecond().RevokeAPIKey(ctx, "alpha", k.ID, e.clock.Now()))
+	res, body := deferredGet(t, lists, http.MethodGet, tok) // hit, revoked by the read's records
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode, body)
+	login := e.loginToken("alpha")
+	res, body = deferredGet(t, lists, http.MethodGet, login) // miss
+	require.Equal(t, http.StatusOK, res.StatusCode, body)
+	e.clock.Advance(25 * time.Hour)
+	res, body = deferredGet(t, lists, http.MethodGet, login) // hit, expired
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode, body)
+
+	assert.Equal(t, map[string]float64{
+		"cache=miss,result=ok":     2,
+		"cache=hit,result=ok":      4,
+		"cache=hit,result=revoked": 1,
+		"cache=hit,result=expired": 1,
+	}, meters.Values(t, "latchkey.verifications"))
 }
