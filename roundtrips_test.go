@@ -24,7 +24,10 @@ import (
 // that reads the protocol its clients send and counts their round trips:
 // every Sync message (which ends an extended-protocol exchange: a prepare,
 // or an execution) and every simple Query. It counts what the wire carries,
-// so a statement prepared on the side is counted too.
+// so a statement prepared on the side is counted too, but for the pool's
+// liveness ping ("-- ping"), which pgxpool sends before handing out a
+// connection idle for over a second: whether one is sent depends on how
+// long the machine took since the last statement, not on the request.
 type roundTripCounter struct {
 	ln     net.Listener
 	target string
@@ -98,17 +101,19 @@ func (c *roundTripCounter) forward(client, server net.Conn) {
 		if _, err := io.ReadFull(client, hdr[:]); err != nil {
 			return
 		}
-		if hdr[0] == 'S' || hdr[0] == 'Q' {
+		n := int(binary.BigEndian.Uint32(hdr[1:]))
+		if n < 4 || n > 1<<20 {
+			return
+		}
+		msg := make([]byte, 5+n-4)
+		copy(msg, hdr[:])
+		if _, err := io.ReadFull(client, msg[5:]); err != nil {
+			return
+		}
+		if hdr[0] == 'S' || hdr[0] == 'Q' && string(msg[5:]) != "-- ping\x00" {
 			c.n.Add(1)
 		}
-		n := int(binary.BigEndian.Uint32(hdr[1:]))
-		if n < 4 {
-			return
-		}
-		if _, err := server.Write(hdr[:]); err != nil {
-			return
-		}
-		if _, err := io.CopyN(server, client, int64(n-4)); err != nil {
+		if _, err := server.Write(msg); err != nil {
 			return
 		}
 	}
