@@ -198,17 +198,18 @@ func TestStoreHangs_AnsweredUnavailable(t *testing.T) {
 
 // TestStoreTimeout_SparesLongPolls: the wait of a long poll of the
 // revocation feed is not store work: a wait longer than StoreTimeout ends
-// with the (empty) page, not with a 503.
+// with the (empty) page, not with a 503. The deadline (1 s) leaves the
+// request's store work time on a slow machine; the wait is twice as long.
 func TestStoreTimeout_SparesLongPolls(t *testing.T) {
 	st := openStore(t)
-	lk, h := newPathLatchkey(t, st, &latchkey.Options{StoreTimeout: 100 * time.Millisecond})
+	lk, h := newPathLatchkey(t, st, &latchkey.Options{StoreTimeout: time.Second})
 	_, apiKey, err := lk.APIKeys().Create(context.Background(), "default", "feed")
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	contract(t).WrapClient(srv.Client())
 	in := instance{url: srv.URL, client: srv.Client()}
-	status, body := in.call(t, "GET", "/v1/identity/revocations?wait=1", apiKey, "")
+	status, body := in.call(t, "GET", "/v1/identity/revocations?wait=2", apiKey, "")
 	require.Equal(t, http.StatusOK, status, body)
 	assert.Contains(t, body, `"data":[]`)
 }
