@@ -48,7 +48,7 @@ func seedContacts(ctx context.Context, st store.ContactStore, now func() time.Ti
 		}
 		done += len(batch)
 	}
-	if a, ok := st.(contactsAnalyzer); ok {
+	if a, ok := store.As[contactsAnalyzer](st); ok {
 		if err := a.AnalyzeContacts(ctx); err != nil {
 			return fmt.Errorf("readying the contacts table after seeding: %w", err)
 		}
