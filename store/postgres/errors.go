@@ -186,11 +186,6 @@ type acquireError = retry.AcquireError
 // newAcquireError returns err as an *acquireError.
 func newAcquireError(err error) *acquireError { return retry.NewAcquireError(err) }
 
-// invalid returns an error matching store.ErrInvalid.
-func invalid(op, why string) error {
-	return fmt.Errorf("postgres: %s: %s: %w", op, why, store.ErrInvalid)
-}
-
 // notFound returns an error matching store.ErrNotFound.
 func notFound(op string) error {
 	return fmt.Errorf("postgres: %s: %w", op, store.ErrNotFound)
