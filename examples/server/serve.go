@@ -81,9 +81,7 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	buffered.stderr = sink
 	env = &buffered
 	logger := slog.New(slog.NewJSONHandler(sink, nil))
-	// The hasher's defaults; the memory limit leaves room for its hashes.
-	var hashing identity.HasherOptions
-	tuneGC(env, hashing)
+	tuneGC(env)
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
@@ -112,7 +110,6 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 		Resolver:    tenant.FromRequest,
 		Issuer:      issuerFor(public),
 		CORSOrigins: corsOrigins,
-		Hasher:      &hashing,
 	}
 	if *metricsAddr != "" {
 		metrics, err := startMetrics(*metricsAddr, logger)
@@ -187,32 +184,23 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 // collection many times a second; 400 lets the heap grow to five times the
 // live heap between collections, so the collector runs about a quarter as
 // often. The soft memory limit keeps the heap bounded whatever the load:
-// near it, the collector runs as often as needed. It is serverHeapLimit for
-// everything but password hashing, plus twice the memory the hashes running
-// at once may hold (identity.HasherOptions.Memory): room for the hashes
-// running and for those just finished, whose memory waits in the heap for
-// the next collection. Without that room nearly every login would start a
-// collection and fault its hash's 19 MiB in again. docs/benchmarks.md
-// gives the figures.
+// near it, the collector runs as often as needed. A higher limit, with
+// room for the password hashes' memory (identity.HasherOptions.Memory),
+// spares a login some page faults but lets the heap of a list load grow
+// with GOGC past 100 MiB of RSS: the limit stays at the list load's.
+// docs/benchmarks.md gives the figures.
 const (
-	serverGCPercent = 400
-	serverHeapLimit = 64 << 20
+	serverGCPercent   = 400
+	serverMemoryLimit = 64 << 20
 )
 
-// serverMemoryLimit is the server's soft memory limit (see serverGCPercent)
-// with the hasher's options h.
-func serverMemoryLimit(h identity.HasherOptions) int64 {
-	return serverHeapLimit + 2*h.Memory()
-}
-
-// tuneGC applies the server's garbage collector settings for a hasher
-// with the options h.
-func tuneGC(env *env, h identity.HasherOptions) {
+// tuneGC applies the server's garbage collector settings.
+func tuneGC(env *env) {
 	if env.getenv("GOGC") == "" {
 		debug.SetGCPercent(serverGCPercent)
 	}
 	if env.getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(serverMemoryLimit(h))
+		debug.SetMemoryLimit(serverMemoryLimit)
 	}
 }
 
