@@ -103,7 +103,9 @@ type HasherOptions struct {
 	// collection. With less room, nearly every hash starts a collection
 	// and the runtime hands the hashes' memory back to the system only to
 	// fault it in again on the next hash: a login then costs a good part
-	// of a hash more CPU than the hash itself.
+	// of a hash more CPU than the hash itself. (The example server keeps
+	// its limit low all the same: the room would also let the heap of a
+	// list load grow.)
 	MaxConcurrent int
 	// MeterProvider receives the latchkey.hash.queue_wait histogram: how
 	// long each hash waited for a slot, in seconds. Nil means the global
