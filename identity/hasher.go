@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -97,16 +98,22 @@ type HasherOptions struct {
 	// memory cost, up to MaxArgonMemory, holds more while it is verified.)
 	//
 	// A process with a soft memory limit (debug.SetMemoryLimit, GOMEMLIMIT)
-	// should set it at least HasherOptions.Memory above what the rest of the
-	// process needs, better twice that: the hashes running and the memory
-	// of those just finished, which stays in the heap until the next
+	// should leave the hashes room above what the rest of the process
+	// needs, better twice Memory: the hashes running and the memory of
+	// those just finished, which stays in the heap until the next
 	// collection. With less room, nearly every hash starts a collection
 	// and the runtime hands the hashes' memory back to the system only to
 	// fault it in again on the next hash: a login then costs a good part
-	// of a hash more CPU than the hash itself. (The example server keeps
-	// its limit low all the same: the room would also let the heap of a
-	// list load grow.)
+	// of a hash more CPU than the hash itself. Running tells a process
+	// when that room is needed.
 	MaxConcurrent int
+	// Running, if not nil, is called with the number of hashes running
+	// each time it changes: when a hash takes its slot and when it gives it
+	// back. Calls are made one at a time, in order, on the goroutine of
+	// the hash, which waits for them. The example server uses it to raise
+	// its soft memory limit by twice Memory while any hash runs, and to
+	// lower it again when none does.
+	Running func(n int)
 	// MeterProvider receives the latchkey.hash.queue_wait histogram: how
 	// long each hash waited for a slot, in seconds. Nil means the global
 	// provider (otel.GetMeterProvider).
@@ -143,6 +150,10 @@ func defaultMaxConcurrent() int {
 type Hasher struct {
 	slots chan struct{}
 	wait  metric.Float64Histogram // latchkey.hash.queue_wait
+
+	running func(n int) // HasherOptions.Running; nil for none
+	mu      sync.Mutex  // orders the calls of running
+	n       int         // hashes running, guarded by mu
 }
 
 // NewHasher returns a Hasher. A nil opts means the defaults.
@@ -159,7 +170,7 @@ func NewHasher(opts *HasherOptions) *Hasher {
 	if err != nil {
 		wait = noop.Float64Histogram{}
 	}
-	return &Hasher{slots: make(chan struct{}, n), wait: wait}
+	return &Hasher{slots: make(chan struct{}, n), wait: wait, running: o.Running}
 }
 
 // acquire takes a hashing slot, or returns ctx's error if ctx ends first.
@@ -182,6 +193,7 @@ func (h *Hasher) acquire(ctx context.Context, admit func() error) error {
 			return ctx.Err()
 		}
 	}
+	h.count(1)
 	if admit != nil {
 		if err := admit(); err != nil {
 			h.release()
@@ -191,7 +203,22 @@ func (h *Hasher) acquire(ctx context.Context, admit func() error) error {
 	return nil
 }
 
-func (h *Hasher) release() { <-h.slots }
+func (h *Hasher) release() {
+	h.count(-1)
+	<-h.slots
+}
+
+// count adds d to the number of hashes running and tells
+// HasherOptions.Running.
+func (h *Hasher) count(d int) {
+	if h.running == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.n += d
+	h.running(h.n)
+}
 
 // busy reports whether every hashing slot is taken (at the moment of the
 // call: a slot may be taken or given back just after).

@@ -108,12 +108,18 @@ func TestHasher_Bcrypt72Bytes(t *testing.T) {
 
 func TestHasher_MalformedHashes(t *testing.T) {
 	ctx := context.Background()
-	h := identity.NewHasher(nil)
+	var hashed atomic.Int64 // hashes that took a slot
+	h := identity.NewHasher(&identity.HasherOptions{Running: func(n int) {
+		if n > 0 {
+			hashed.Add(1)
+		}
+	}})
 	salt := base64.RawStdEncoding.EncodeToString([]byte("0123456789abcdef"))
 	key := base64.RawStdEncoding.EncodeToString(make([]byte, 32))
 	ok := "$argon2id$v=19$m=19456,t=2,p=1$" + salt + "$" + key
 	_, _, err := h.Verify(ctx, ok, "pw")
 	require.NoError(t, err, "the template is well formed")
+	require.EqualValues(t, 1, hashed.Load(), "the template is hashed")
 
 	bc, err := bcrypt.GenerateFromPassword([]byte("pw"), 4)
 	require.NoError(t, err)
@@ -152,14 +158,60 @@ func TestHasher_MalformedHashes(t *testing.T) {
 	}
 	for name, hash := range cases {
 		t.Run(name, func(t *testing.T) {
-			start := time.Now()
+			before := hashed.Load()
 			ok, rehash, err := h.Verify(ctx, hash, "pw")
 			assert.ErrorIs(t, err, identity.ErrUnknownHash)
 			assert.False(t, ok)
 			assert.False(t, rehash)
-			assert.Less(t, time.Since(start), 50*time.Millisecond, "rejected without hashing")
+			assert.Equal(t, before, hashed.Load(), "rejected without hashing")
 		})
 	}
+}
+
+// HasherOptions.Running hears every change of the number of hashes
+// running, in order: up when a hash takes its slot, down when it gives it
+// back, never above the slots, and back at zero when all are done.
+func TestHasher_Running(t *testing.T) {
+	var mu sync.Mutex
+	var seen []int
+	h := identity.NewHasher(&identity.HasherOptions{MaxConcurrent: 2, Running: func(n int) {
+		mu.Lock()
+		seen = append(seen, n)
+		mu.Unlock()
+	}})
+	hash, err := h.Hash(context.Background(), "pw")
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 0}, seen, "one hash")
+
+	seen = nil
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Go(func() {
+			ok, _, err := h.Verify(context.Background(), hash, "pw")
+			assert.NoError(t, err)
+			assert.True(t, ok)
+		})
+	}
+	wg.Wait()
+	require.Len(t, seen, 10, "each of five hashes: up and down")
+	prev := 0
+	for i, n := range seen {
+		require.Truef(t, n == prev+1 || n == prev-1, "call %d: %d after %d (%v)", i, n, prev, seen)
+		require.LessOrEqualf(t, n, 2, "call %d: more running than slots (%v)", i, seen)
+		prev = n
+	}
+	require.Zero(t, prev, "none running at the end")
+
+	// A call that ends while waiting for a slot never ran.
+	release, err := h.HoldSlots(context.Background())
+	require.NoError(t, err)
+	seen = nil
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = h.Hash(ctx, "pw")
+	require.ErrorIs(t, err, context.Canceled)
+	require.Empty(t, seen)
+	release()
 }
 
 func TestHasher_ConcurrencyBound(t *testing.T) {

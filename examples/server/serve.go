@@ -81,7 +81,7 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	buffered.stderr = sink
 	env = &buffered
 	logger := slog.New(slog.NewJSONHandler(sink, nil))
-	tuneGC(env)
+	hashing := tuneGC(env)
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
@@ -110,6 +110,7 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 		Resolver:    tenant.FromRequest,
 		Issuer:      issuerFor(public),
 		CORSOrigins: corsOrigins,
+		Hasher:      hashing,
 	}
 	if *metricsAddr != "" {
 		metrics, err := startMetrics(*metricsAddr, logger)
@@ -184,24 +185,37 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 // collection many times a second; 400 lets the heap grow to five times the
 // live heap between collections, so the collector runs about a quarter as
 // often. The soft memory limit keeps the heap bounded whatever the load:
-// near it, the collector runs as often as needed. A higher limit, with
-// room for the password hashes' memory (identity.HasherOptions.Memory),
-// spares a login some page faults but lets the heap of a list load grow
-// with GOGC past 100 MiB of RSS: the limit stays at the list load's.
-// docs/benchmarks.md gives the figures.
+// near it, the collector runs as often as needed. While password hashes
+// run, the limit has room for twice what they hold
+// (identity.HasherOptions.Memory): the running hashes and those just
+// finished, so that fewer logins start a collection or fault their hash's
+// memory in again. Without hashes it is back at the list load's:
+// room that stayed would let the heap of a list load grow with GOGC past
+// 100 MiB of RSS. docs/benchmarks.md gives the figures.
 const (
 	serverGCPercent   = 400
 	serverMemoryLimit = 64 << 20
 )
 
-// tuneGC applies the server's garbage collector settings.
-func tuneGC(env *env) {
+// tuneGC applies the server's garbage collector settings to the runtime
+// and to hashing, whose options it returns.
+func tuneGC(env *env) *identity.HasherOptions {
 	if env.getenv("GOGC") == "" {
 		debug.SetGCPercent(serverGCPercent)
 	}
+	var ho identity.HasherOptions
 	if env.getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(serverMemoryLimit)
+		room := 2 * ho.Memory()
+		ho.Running = func(n int) {
+			if n > 0 {
+				debug.SetMemoryLimit(serverMemoryLimit + room)
+			} else {
+				debug.SetMemoryLimit(serverMemoryLimit)
+			}
+		}
 	}
+	return &ho
 }
 
 // startCPUProfile starts writing a CPU profile to path; stop ends it and
