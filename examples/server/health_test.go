@@ -155,7 +155,11 @@ func TestE2E_healthzReadOnlyMySQL(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.JSONEq(t, `{"status":"ok"}`, body)
 
-	replica := startServer(t, dir, "-db", db+"?"+readOnly+"=1")
+	sep := "?"
+	if strings.Contains(db, "?") {
+		sep = "&" // the local server's URL has parameters of its own
+	}
+	replica := startServer(t, dir, "-db", db+sep+readOnly+"=1")
 	code, body = healthz(replica)
 	assert.Equal(t, http.StatusServiceUnavailable, code, "a server whose sessions cannot write")
 	assert.JSONEq(t, `{"status":"unavailable"}`, body, "reveals nothing else")
