@@ -34,12 +34,10 @@ package main
 // machine.
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -53,172 +51,34 @@ import (
 )
 
 func runMySQL(c config) error {
-	work, bin, cleanup, err := prepare(c, "latchkey-bench-my-", "work directory:")
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	db, drop, err := createMySQLDatabase(c.mysql, "latchkey_bench_")
-	if err != nil {
-		return err
-	}
-	if c.keep {
-		fmt.Println("database:", redact(db))
-	} else {
-		defer func() {
-			if err := drop(); err != nil {
-				fmt.Fprintln(os.Stderr, "bench: dropping the database:", err)
-			}
-		}()
-	}
-	var flushLog string
-	if err := onMySQL(db, time.Minute, func(ctx context.Context, q *sql.DB) error {
-		return q.QueryRowContext(ctx, "SELECT @@innodb_flush_log_at_trx_commit").Scan(&flushLog)
-	}); err != nil {
-		return err
-	}
-	data := filepath.Join(work, "data")
-	cli := func(stdin io.Reader, args ...string) (map[string]any, error) {
-		return runCLIWith(bin, data, stdin, append(args[:2:2], append([]string{"-db", db}, args[2:]...)...)...)
-	}
-
-	// The other commands need an existing deployment.
-	if _, err := cli(nil, "project", "create", "bench"); err != nil {
-		return err
-	}
-	fmt.Printf("seeding %d contacts with multi-row INSERTs ...\n", c.contacts)
-	start := time.Now()
-	if _, err := cli(nil, "contact", "seed", "-project", "default", "-n", strconv.Itoa(c.contacts)); err != nil {
-		return err
-	}
-	seed := time.Since(start)
-	marker, err := cli(nil, "contact", "create", "-project", "default", "-name", "Marker")
-	if err != nil {
-		return err
-	}
-	if _, err := cli(nil, "contact", "seed", "-project", "default", "-n", "100"); err != nil {
-		return err
-	}
-	key, err := cli(nil, "key", "create", "-project", "default", "-name", "bench")
-	if err != nil {
-		return err
-	}
-	apiKey := key["token"].(string)
-	const email, password = "bench@example.com", "bench-password-1"
-	if _, err := cli(strings.NewReader(password+"\n"), "user", "create", "-project", "default", "-email", email); err != nil {
-		return err
-	}
-	cursor := marker["id"].(string) + ":" + marker["created_at"].(string)
-	if err := onMySQL(db, 10*time.Minute, func(ctx context.Context, q *sql.DB) error {
-		_, err := q.ExecContext(ctx, "ANALYZE TABLE contacts")
-		return err
-	}); err != nil {
-		return err
-	}
-
-	srv, err := startServer(bin, work, apiKey, "-data", data, "-db", db)
-	if err != nil {
-		return err
-	}
-	defer srv.stop()
-	base, page1URL, page1, hdr, ready := srv.base, srv.page1URL, srv.page1, srv.hdr, srv.ready
-	deepURL := page1URL + "&cursor=" + url.QueryEscape(cursor)
-	if deep, _, err := get(deepURL, apiKey); err != nil {
-		return err
-	} else if !bytes.Contains(deep, []byte(`"data":[{`)) {
-		return fmt.Errorf("the deep page is empty: %s", deep)
-	}
-
-	fmt.Printf("logging in %d sessions ...\n", c.conns+1)
-	userToken, _, err := login(base, email, password)
-	if err != nil {
-		return err
-	}
-	if _, _, err := get(page1URL, userToken); err != nil {
-		return err
-	}
-	chains := make([]string, c.conns)
-	for i := range chains {
-		if _, chains[i], err = login(base, email, password); err != nil {
-			return err
-		}
-	}
-
-	bare, err := startBare(page1, hdr)
-	if err != nil {
-		return err
-	}
-	defer bare.Close()
-	bareURL := "http://" + bare.Addr().String() + "/v1/contacts?limit=25"
-	wrkOn := func(u, token string) func(time.Duration) (float64, string, error) {
-		return func(d time.Duration) (float64, string, error) { return runWrk(c, d, u, token) }
-	}
-	targets := []*pgTarget{
-		{name: "bare net/http, same bytes", run: wrkOn(bareURL, "")},
-		{name: "page 1, API key", run: wrkOn(page1URL, apiKey), server: true},
-		{name: "page 1, login token", run: wrkOn(page1URL, userToken), server: true},
-		{name: "after 1,000,001 contacts, API key", run: wrkOn(deepURL, apiKey), server: true},
-		{name: "refresh rotations", run: func(d time.Duration) (float64, string, error) { return refreshChains(base, chains, d) }, server: true, ownClock: true},
-	}
-	fmt.Printf("innodb_flush_log_at_trx_commit = %s; %d rounds of: bare, page 1 (API key), page 1 (login token), deep page (wrk -t%d -c%d), refresh chains (%d connections), %s each in turns of %s; the order rotated each round\n",
-		flushLog, c.rounds, c.threads, c.conns, c.conns, c.duration, c.slice)
-	for r := range c.rounds {
-		sums := make([]turnSum, len(targets))
-		err := eachTurn(c, r, len(targets), func(k int, d time.Duration) error {
-			t := targets[k]
-			pid := os.Getpid()
-			if t.server {
-				pid = srv.cmd.Process.Pid
-			}
-			cpu0, db0, t0 := cpuTime(pid), mysqlCPU(), time.Now()
-			rps, lat, err := t.run(d)
-			if err != nil {
-				return fmt.Errorf("%s: %w", t.name, err)
-			}
-			if t.ownClock {
-				d = time.Since(t0)
-			}
-			sums[k].add(d, rps, lat, cpuTime(pid)-cpu0, mysqlCPU()-db0)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for k, t := range targets {
-			t.rounds = append(t.rounds, pgResult{rps: sums[k].rps(), lat: sums[k].lat(), serverCPU: sums[k].cpu, postgresCPU: sums[k].postgresCPU})
-		}
-		bareR, keyR, userR, deepR, refR := targets[0].rounds[r], targets[1].rounds[r], targets[2].rounds[r], targets[3].rounds[r], targets[4].rounds[r]
-		fmt.Printf("  round %d: bare %6.0f  key %6.0f (%.2fx)  login %6.0f (%.2fx)  deep %6.0f (%.2fx page 1)  refresh %5.0f/s\n",
-			r+1, bareR.rps, keyR.rps, keyR.rps/bareR.rps, userR.rps, userR.rps/bareR.rps, deepR.rps, deepR.rps/keyR.rps, refR.rps)
-	}
-	ratio := func(num, den int) float64 {
-		rs := make([]float64, c.rounds)
-		for r := range rs {
-			rs[r] = targets[num].rounds[r].rps / targets[den].rounds[r].rps
-		}
-		return median(rs)
-	}
-	keyRatio, userRatio, deepRatio := ratio(1, 0), ratio(2, 0), ratio(3, 1)
-	refresh := make([]float64, c.rounds)
-	for r := range refresh {
-		refresh[r] = targets[4].rounds[r].rps
-	}
-	rotations := median(refresh)
-
-	fmt.Println()
-	fmt.Printf("%-34s %10s %12s %14s %14s   (medians over the rounds)\n", "", "req/s", "avg latency", "server CPU/req", "database CPU/req")
-	for _, t := range targets {
-		m := t.median()
-		fmt.Printf("%-34s %10.0f %12s %14s %14s\n", t.name, m.rps, m.lat, perRequest(m.serverCPU, m.rps, c.duration), perRequest(m.postgresCPU, m.rps, c.duration))
-	}
-	fmt.Println()
-	check("page 1 (API key) / bare", keyRatio >= 0.20, fmt.Sprintf("%.2fx", keyRatio), ">= 0.20x")
-	check("page 1 (login token) / bare", userRatio >= 0.20, fmt.Sprintf("%.2fx", userRatio), ">= 0.20x")
-	check("deep page / page 1", deepRatio >= 0.9, fmt.Sprintf("%.2fx", deepRatio), ">= 0.90x")
-	check("refresh rotations/s", rotations >= 1000 && flushLog == "1", fmt.Sprintf("%.0f", rotations), ">= 1,000 with innodb_flush_log_at_trx_commit=1")
-	fmt.Printf("     %-34s %14s\n", fmt.Sprintf("seed %d contacts", c.contacts), fmt.Sprintf("%.1f s", seed.Seconds()))
-	fmt.Printf("     %-34s %14s\n", "serve ready", fmt.Sprintf("%d ms", ready.Milliseconds()))
-	return nil
+	return runDatabase(c, database{
+		workPrefix: "latchkey-bench-my-",
+		seedHow:    "multi-row INSERTs",
+		create: func() (string, string, func() error, error) {
+			db, drop, err := createMySQLDatabase(c.mysql, "latchkey_bench_")
+			return db, db, drop, err
+		},
+		durability: func(db string) (string, bool, error) {
+			var v string
+			err := onMySQL(db, time.Minute, func(ctx context.Context, q *sql.DB) error {
+				return q.QueryRowContext(ctx, "SELECT @@innodb_flush_log_at_trx_commit").Scan(&v)
+			})
+			return "innodb_flush_log_at_trx_commit = " + v, v == "1", err
+		},
+		seeded: func(db string) error {
+			return onMySQL(db, 10*time.Minute, func(ctx context.Context, q *sql.DB) error {
+				_, err := q.ExecContext(ctx, "ANALYZE TABLE contacts")
+				return err
+			})
+		},
+		cpu: func() func() time.Duration {
+			start := mysqlCPU()
+			return func() time.Duration { return mysqlCPU() - start }
+		},
+		cpuColumn:    "database CPU/req",
+		page1Min:     0.20,
+		rotationsMin: 1000,
+	})
 }
 
 // createMySQLDatabase creates a database named prefix and a number for the

@@ -39,12 +39,12 @@ type turnSum struct {
 	latWeighted float64 // each turn's mean latency times its requests, in ns
 	elapsed     time.Duration
 	cpu         time.Duration // of the process that answered
-	postgresCPU time.Duration // of every postgres process (-postgres)
+	databaseCPU time.Duration // of the database server's processes (-postgres, -mysql)
 }
 
 // add adds a turn of d that served rps requests a second with mean latency
-// lat (as wrk prints it: "1.22ms", "980.00us") and cost cpu and pgCPU.
-func (s *turnSum) add(d time.Duration, rps float64, lat string, cpu, pgCPU time.Duration) {
+// lat (as wrk prints it: "1.22ms", "980.00us") and cost cpu and dbCPU.
+func (s *turnSum) add(d time.Duration, rps float64, lat string, cpu, dbCPU time.Duration) {
 	n := rps * d.Seconds()
 	s.requests += n
 	s.elapsed += d
@@ -52,7 +52,7 @@ func (s *turnSum) add(d time.Duration, rps float64, lat string, cpu, pgCPU time.
 		s.latWeighted += n * float64(l)
 	}
 	s.cpu += cpu
-	s.postgresCPU += pgCPU
+	s.databaseCPU += dbCPU
 }
 
 // rps returns the requests a second over the turns.
