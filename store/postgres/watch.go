@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -129,6 +130,13 @@ type watcher struct {
 	// refusedLogged is set once a refused LISTEN was logged, until the
 	// watcher listens again.
 	refusedLogged bool
+
+	// precautions counts the wakes no notification caused: of waiters that
+	// returned before the watcher listened, and of all waiters while no
+	// connection listens or a check of it is overdue. The contract allows
+	// them; it is counted before the channels close, so that tests can
+	// tell them from a wake that would be wrong.
+	precautions atomic.Int64
 	// done is closed when the running goroutine returns.
 	done chan struct{}
 }
@@ -256,6 +264,12 @@ func (w *watcher) listening() {
 	w.state = watchReady
 	w.refusedLogged = false
 	close(w.ready)
+	for wt := range w.waiters {
+		if wt.early {
+			w.precautions.Add(1)
+			break
+		}
+	}
 	w.wakeAll(true)
 }
 
@@ -280,6 +294,7 @@ func (w *watcher) lost(err error) {
 		w.ready = make(chan struct{})
 	}
 	w.state = watchLost
+	w.precautions.Add(1)
 	w.wakeAll(false)
 }
 
@@ -455,6 +470,7 @@ func (w *watcher) wakeWhile(first time.Duration, fn func() error) error {
 			case <-stop:
 				return
 			case <-t.C:
+				w.precautions.Add(1)
 				w.notified()
 				t.Reset(watchLostTick)
 			}

@@ -32,6 +32,32 @@ func closedWithin(ch <-chan struct{}, d time.Duration) bool {
 // store.MaxWatchDelay, so that a watcher that woke on a timer would show.
 const quietFor = 3 * maxWatchDelay
 
+// staysQuiet reports whether a channel of s.WatchRevocations stays open for
+// quietFor, as a healthy watcher's does while nothing is revoked, calling
+// during (if not nil) once the channel is open. The watcher may close a
+// channel as a precaution (it returned before the watcher listened, a
+// check of the connection was overdue, the connection was lost), which the
+// contract allows and a loaded machine makes likely: a channel closed with a
+// precaution counted is replaced, and during called again, up to three
+// times. It returns the channel that stayed open, or false if one closed
+// with no precaution counted (or precautions closed all four).
+func staysQuiet(ctx context.Context, s *Store, during func()) (<-chan struct{}, bool) {
+	for range 4 {
+		before := s.watch.precautions.Load()
+		ch := s.WatchRevocations(ctx)
+		if during != nil {
+			during()
+		}
+		if !closedWithin(ch, quietFor) {
+			return ch, true
+		}
+		if s.watch.precautions.Load() == before {
+			return ch, false
+		}
+	}
+	return nil, false
+}
+
 // waitWatchIdle waits until the watcher of s has no goroutine.
 func waitWatchIdle(t *testing.T, s *Store) {
 	t.Helper()
@@ -82,13 +108,15 @@ func TestWatch_EveryRevocationWakes(t *testing.T) {
 		}},
 		{"disable user", func() error { return b.DisableUser(ctx, "p", u.ID, at) }},
 	} {
-		ch := a.WatchRevocations(ctx)
-		assert.False(t, closedWithin(ch, quietFor), "%s: woke before any revocation", rev.name)
-		require.NoError(t, other.RevokeRefreshFamily(ctx, "p", ofam.ID, at), "a revocation in another database")
-		assert.False(t, closedWithin(ch, quietFor), "%s: woke for another database", rev.name)
+		_, quiet := staysQuiet(ctx, a, nil)
+		assert.True(t, quiet, "%s: woke before any revocation", rev.name)
+		ch, quiet := staysQuiet(ctx, a, func() {
+			require.NoError(t, other.RevokeRefreshFamily(ctx, "p", ofam.ID, at), "a revocation in another database")
+			ofam = seedFamily(t, other, ou)
+		})
+		require.True(t, quiet, "%s: woke for another database", rev.name)
 		require.NoError(t, rev.fn(), rev.name)
 		assert.True(t, closedWithin(ch, 5*time.Second), "%s: did not wake", rev.name)
-		ofam = seedFamily(t, other, ou)
 	}
 }
 
@@ -119,11 +147,12 @@ func TestWatch_ContextAndGoroutine(t *testing.T) {
 
 	ctx1, cancel1 := context.WithCancel(context.Background())
 	ctx2, cancel2 := context.WithCancel(context.Background())
+	before := s.watch.precautions.Load() // a precaution may close ch2 too
 	ch1, ch2 := s.WatchRevocations(ctx1), s.WatchRevocations(ctx2)
 	assert.Equal(t, base+1, runtime.NumGoroutine(), "one goroutine for two waiters")
 	cancel1()
 	assert.True(t, closedWithin(ch1, 5*time.Second), "closed when its context ends")
-	assert.False(t, closedWithin(ch2, quietFor), "the other waiter still waits")
+	assert.True(t, !closedWithin(ch2, quietFor) || s.watch.precautions.Load() > before, "the other waiter still waits")
 	cancel2()
 	assert.True(t, closedWithin(ch2, 5*time.Second))
 	waitWatchIdle(t, s)
@@ -201,8 +230,8 @@ func TestWatch_DatabaseGone(t *testing.T) {
 	a, b := openInternal(t, viaProxy), openInternal(t, url)
 	u := seedUser(t, b, "p")
 	for _, mode := range []string{"refused", "partition"} {
-		ch := a.WatchRevocations(ctx)
-		require.False(t, closedWithin(ch, quietFor), "%s: healthy before", mode)
+		ch, quiet := staysQuiet(ctx, a, nil)
+		require.True(t, quiet, "%s: healthy before", mode)
 		if mode == "refused" {
 			px.cut(false)
 		} else {
