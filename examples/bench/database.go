@@ -290,32 +290,42 @@ func passwordLogins(base, email, password string, conns int, d time.Duration) (f
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}, Timeout: 30 * time.Second}
 	defer client.CloseIdleConnections()
 	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
+	return repeat(conns, d, "login", func(int) error {
+		res, err := client.Post(base+"/v1/identity/login", "application/json", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			return fmt.Errorf("login: %s: %s", res.Status, b)
+		}
+		return nil
+	})
+}
+
+// repeat runs op on each of workers goroutines (op(i) on the i-th), one
+// call after another, until d has passed, and returns the calls per second
+// over the time until the last one ended, and their mean duration. The
+// first error ends its goroutine and fails the run; what names the calls
+// in the error of a run that completed none.
+func repeat(workers int, d time.Duration, what string, op func(i int) error) (float64, string, error) {
 	var n, busy atomic.Int64
 	var wg sync.WaitGroup
-	errs := make([]error, conns)
+	errs := make([]error, workers)
 	stop := time.Now().Add(d)
 	began := time.Now()
-	for i := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for i := range workers {
+		wg.Go(func() {
 			for time.Now().Before(stop) {
 				t0 := time.Now()
-				res, err := client.Post(base+"/v1/identity/login", "application/json", bytes.NewReader(body))
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				b, _ := io.ReadAll(res.Body)
-				res.Body.Close()
-				if res.StatusCode != http.StatusOK {
-					errs[i] = fmt.Errorf("login: %s: %s", res.Status, b)
+				if errs[i] = op(i); errs[i] != nil {
 					return
 				}
 				busy.Add(int64(time.Since(t0)))
 				n.Add(1)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	elapsed := time.Since(began)
@@ -323,7 +333,7 @@ func passwordLogins(base, email, password string, conns int, d time.Duration) (f
 		return 0, "", err
 	}
 	if n.Load() == 0 {
-		return 0, "", errors.New("no login completed")
+		return 0, "", fmt.Errorf("no %s completed", what)
 	}
 	lat := time.Duration(busy.Load() / n.Load()).Round(10 * time.Microsecond)
 	return float64(n.Load()) / elapsed.Seconds(), lat.String(), nil
@@ -336,23 +346,10 @@ func passwordLogins(base, email, password string, conns int, d time.Duration) (f
 // they do nothing but hash, as the server's hasher makes them.
 func hashesAlone(atOnce int, d time.Duration) (float64, string, error) {
 	pw, salt := []byte("correct horse battery"), []byte("0123456789abcdef")
-	var n, busy atomic.Int64
-	var wg sync.WaitGroup
-	stop := time.Now().Add(d)
-	began := time.Now()
-	for range atOnce {
-		wg.Go(func() {
-			for time.Now().Before(stop) {
-				t0 := time.Now()
-				argon2.IDKey(pw, salt, identity.ArgonTime, identity.ArgonMemory, identity.ArgonThreads, identity.ArgonKeyLen)
-				busy.Add(int64(time.Since(t0)))
-				n.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	lat := time.Duration(busy.Load() / n.Load()).Round(10 * time.Microsecond)
-	return float64(n.Load()) / time.Since(began).Seconds(), lat.String(), nil
+	return repeat(atOnce, d, "hash", func(int) error {
+		argon2.IDKey(pw, salt, identity.ArgonTime, identity.ArgonMemory, identity.ArgonThreads, identity.ArgonKeyLen)
+		return nil
+	})
 }
 
 // cpuPer returns cpu per request of r's turns, in µs.
@@ -386,38 +383,13 @@ func (t *dbTarget) median() dbResult {
 func refreshChains(base string, chains []string, d time.Duration) (float64, string, error) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: len(chains), MaxConnsPerHost: len(chains)}, Timeout: 30 * time.Second}
 	defer client.CloseIdleConnections()
-	var n, busy atomic.Int64
-	var wg sync.WaitGroup
-	errs := make([]error, len(chains))
-	stop := time.Now().Add(d)
-	began := time.Now()
-	for i := range chains {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(stop) {
-				t0 := time.Now()
-				next, err := rotate(client, base, chains[i])
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				busy.Add(int64(time.Since(t0)))
-				n.Add(1)
-				chains[i] = next
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(began)
-	if err := errors.Join(errs...); err != nil {
-		return 0, "", err
-	}
-	if n.Load() == 0 {
-		return 0, "", errors.New("no rotation completed")
-	}
-	lat := time.Duration(busy.Load() / n.Load()).Round(10 * time.Microsecond)
-	return float64(n.Load()) / elapsed.Seconds(), lat.String(), nil
+	return repeat(len(chains), d, "rotation", func(i int) error {
+		next, err := rotate(client, base, chains[i])
+		if err == nil {
+			chains[i] = next
+		}
+		return err
+	})
 }
 
 // rotate exchanges the refresh token rt at base and returns its successor.
