@@ -50,14 +50,14 @@ type database struct {
 	logins bool
 }
 
-// runDatabase runs the load benchmark on d.
-func runDatabase(c config, d database) error {
-	work, bin, cleanup, err := prepare(c, d.workPrefix, "work directory:")
+// runDatabase runs the load benchmark on a database server.
+func runDatabase(c config, on database) error {
+	work, bin, cleanup, err := prepare(c, on.workPrefix, "work directory:")
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	adminDB, db, drop, err := d.create()
+	adminDB, db, drop, err := on.create()
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func runDatabase(c config, d database) error {
 			}
 		}()
 	}
-	durability, durable, err := d.durability(adminDB)
+	durability, durable, err := on.durability(adminDB)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func runDatabase(c config, d database) error {
 	if _, err := cli(nil, "project", "create", "bench"); err != nil {
 		return err
 	}
-	fmt.Printf("seeding %d contacts with %s ...\n", c.contacts, d.seedHow)
+	fmt.Printf("seeding %d contacts with %s ...\n", c.contacts, on.seedHow)
 	start := time.Now()
 	if _, err := cli(nil, "contact", "seed", "-project", "default", "-n", strconv.Itoa(c.contacts)); err != nil {
 		return err
@@ -106,8 +106,8 @@ func runDatabase(c config, d database) error {
 		return err
 	}
 	cursor := marker["id"].(string) + ":" + marker["created_at"].(string)
-	if d.seeded != nil {
-		if err := d.seeded(adminDB); err != nil {
+	if on.seeded != nil {
+		if err := on.seeded(adminDB); err != nil {
 			return err
 		}
 	}
@@ -157,7 +157,7 @@ func runDatabase(c config, d database) error {
 		{name: "refresh rotations", run: func(d time.Duration) (float64, string, error) { return refreshChains(base, chains, d) }, server: true, ownClock: true},
 	}
 	logins := "" // the logins' part of the lines printed
-	if d.logins {
+	if on.logins {
 		atOnce := identity.HasherOptions{}.Concurrency()
 		targets = append(targets, &dbTarget{name: "password logins", run: func(d time.Duration) (float64, string, error) {
 			return passwordLogins(base, email, password, loginConns, d)
@@ -176,7 +176,7 @@ func runDatabase(c config, d database) error {
 			if t.server {
 				pid = srv.cmd.Process.Pid
 			}
-			cpu0, dbCPU, t0 := cpuTime(pid), d.cpu(), time.Now()
+			cpu0, dbCPU, t0 := cpuTime(pid), on.cpu(), time.Now()
 			rps, lat, err := t.run(dur)
 			if err != nil {
 				return fmt.Errorf("%s: %w", t.name, err)
@@ -196,7 +196,7 @@ func runDatabase(c config, d database) error {
 		bareR, keyR, userR, deepR, refR := targets[0].rounds[r], targets[1].rounds[r], targets[2].rounds[r], targets[3].rounds[r], targets[4].rounds[r]
 		fmt.Printf("  round %d: bare %6.0f  key %6.0f (%.2fx)  login %6.0f (%.2fx)  deep %6.0f (%.2fx page 1)  refresh %5.0f/s",
 			r+1, bareR.rps, keyR.rps, keyR.rps/bareR.rps, userR.rps, userR.rps/bareR.rps, deepR.rps, deepR.rps/keyR.rps, refR.rps)
-		if d.logins {
+		if on.logins {
 			fmt.Printf("  password logins %4.1f/s (%.2f of hashes alone)", targets[5].rounds[r].rps, targets[5].rounds[r].rps/targets[6].rounds[r].rps)
 		}
 		fmt.Println()
@@ -211,19 +211,19 @@ func runDatabase(c config, d database) error {
 	keyRatio, userRatio, deepRatio := ratio(1, 0), ratio(2, 0), ratio(3, 1)
 
 	fmt.Println()
-	fmt.Printf("%-34s %10s %12s %14s %14s   (medians over the rounds)\n", "", "req/s", "avg latency", "server CPU/req", d.cpuColumn)
+	fmt.Printf("%-34s %10s %12s %14s %14s   (medians over the rounds)\n", "", "req/s", "avg latency", "server CPU/req", on.cpuColumn)
 	for _, t := range targets {
 		m := t.median()
 		fmt.Printf("%-34s %10.0f %12s %14s %14s\n", t.name, m.rps, m.lat, m.cpuPer(m.serverCPU), m.cpuPer(m.databaseCPU))
 	}
 	fmt.Println()
-	page1Min := fmt.Sprintf(">= %.2fx", d.page1Min)
-	check("page 1 (API key) / bare", keyRatio >= d.page1Min, fmt.Sprintf("%.2fx", keyRatio), page1Min)
-	check("page 1 (login token) / bare", userRatio >= d.page1Min, fmt.Sprintf("%.2fx", userRatio), page1Min)
+	page1Min := fmt.Sprintf(">= %.2fx", on.page1Min)
+	check("page 1 (API key) / bare", keyRatio >= on.page1Min, fmt.Sprintf("%.2fx", keyRatio), page1Min)
+	check("page 1 (login token) / bare", userRatio >= on.page1Min, fmt.Sprintf("%.2fx", userRatio), page1Min)
 	check("deep page / page 1", deepRatio >= 0.9, fmt.Sprintf("%.2fx", deepRatio), ">= 0.90x")
-	check("refresh rotations/s", targets[4].median().rps >= d.rotationsMin && durable, fmt.Sprintf("%.0f", targets[4].median().rps),
-		fmt.Sprintf(">= %s with %s", thousands(d.rotationsMin), durability))
-	if d.logins {
+	check("refresh rotations/s", targets[4].median().rps >= on.rotationsMin && durable, fmt.Sprintf("%.0f", targets[4].median().rps),
+		fmt.Sprintf(">= %s with %s", thousands(on.rotationsMin), durability))
+	if on.logins {
 		checkLogins(targets[5], targets[6], c.rounds)
 	}
 	fmt.Printf("     %-34s %14s\n", fmt.Sprintf("seed %d contacts", c.contacts), fmt.Sprintf("%.1f s", seed.Seconds()))
