@@ -256,12 +256,12 @@ func thousands(n float64) string {
 	return s
 }
 
-// dbTarget is one load the PostgreSQL benchmark drives, and its results,
+// dbTarget is one load a database run drives, and its results,
 // one per round.
 type dbTarget struct {
 	name   string
 	run    func(d time.Duration) (float64, string, error) // requests (or rotations) per second over d, latency
-	server bool                                           // served by the example server (not the bare handler)
+	server bool                                           // served by the example server (not this process)
 	// ownClock: run's rate is over its own wall time, which the requests in
 	// flight at d carry past d (a login waits for a hashing slot), and the
 	// turn's CPU time covers all of it; the turn counts that time, so that
