@@ -110,7 +110,8 @@ type HasherOptions struct {
 	// Running, if not nil, is called with the number of hashes running
 	// each time it changes: when a hash takes its slot and when it gives it
 	// back. Calls are made one at a time, in order, on the goroutine of
-	// the hash, which waits for them. The example server uses it to raise
+	// the hash, which waits for them; Running must not call the Hasher, and
+	// should return quickly. The example server uses it to raise
 	// its soft memory limit by twice Memory while any hash runs, and to
 	// lower it again when none does.
 	Running func(n int)
