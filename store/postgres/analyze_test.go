@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -28,10 +27,8 @@ import (
 // comes from AnalyzeContacts alone; before it, the table has none of this.
 func TestAnalyzeContacts_ReadiesAnImport(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, pgtest.NewDatabase(t), &Options{Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	defer s.Close()
-	_, err = s.pool.Exec(ctx, "ALTER TABLE contacts SET (autovacuum_enabled = off)")
+	s := openInternal(t, pgtest.NewDatabase(t))
+	_, err := s.pool.Exec(ctx, "ALTER TABLE contacts SET (autovacuum_enabled = off)")
 	require.NoError(t, err)
 	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
 

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -26,9 +25,7 @@ import (
 // how they read the records).
 func TestListContacts_UsesIndex(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, pgtest.NewDatabase(t), &Options{Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	defer s.Close()
+	s := openInternal(t, pgtest.NewDatabase(t))
 	for _, p := range []string{"p", "q"} {
 		require.NoError(t, s.CreateProject(ctx, store.Project{ID: p, CreatedAt: time.Now()}))
 		cs := make([]store.Contact, 20000)
