@@ -1,9 +1,12 @@
 package postgres_test
 
 import (
+	"context"
+	"log/slog"
 	"testing"
 
 	"github.com/latchkey-dev/latchkey/store"
+	"github.com/latchkey-dev/latchkey/store/postgres"
 	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
 	"github.com/latchkey-dev/latchkey/storetest"
 )
@@ -16,17 +19,20 @@ import (
 // README's test command), again on databases whose
 // default_transaction_isolation is serializable, where contention gives
 // real serialization failures (40001) that the store must retry, as on the
-// PostgreSQL-compatible distributed databases.
+// PostgreSQL-compatible distributed databases. Each database is migrated
+// before its case begins (by a store opened and closed on it ahead of
+// time), so that a case's store opens as it would on a running system.
 func TestConformance(t *testing.T) {
 	pgtest.AdminURL(t) // skip (or fail in CI) once, not in every case
 	for _, mode := range pgtest.Isolations() {
 		t.Run(mode.Name, func(t *testing.T) {
-			newStore := func(t *testing.T) store.Store { return openStore(t, mode.NewDB(t)) }
+			dbs := mode.Databases(t, migrate)
+			newStore := func(t *testing.T) store.Store { return openStore(t, dbs.New(t)) }
 			t.Run("Run", func(t *testing.T) { storetest.Run(t, newStore) })
 			t.Run("Concurrency", func(t *testing.T) { storetest.RunConcurrency(t, newStore) })
 			t.Run("Shared", func(t *testing.T) {
 				storetest.RunShared(t, func(t *testing.T) (a, b store.Store) {
-					url := mode.NewDB(t)
+					url := dbs.New(t)
 					return openStore(t, url), openStore(t, url)
 				})
 			})
@@ -36,7 +42,7 @@ func TestConformance(t *testing.T) {
 				// second store opens on it, so a migrated database that
 				// cannot write can be opened.
 				storetest.RunUnwritable(t, func(t *testing.T) (store.Store, func(t *testing.T) store.Store) {
-					url := mode.NewDB(t)
+					url := dbs.New(t)
 					return openStore(t, url), func(t *testing.T) store.Store {
 						pgtest.SetReadOnly(t, url, true)
 						return openStore(t, url)
@@ -45,4 +51,13 @@ func TestConformance(t *testing.T) {
 			})
 		})
 	}
+}
+
+// migrate applies the store's migrations to the database at url.
+func migrate(ctx context.Context, url string) error {
+	st, err := postgres.Open(ctx, url, &postgres.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	return st.Close()
 }

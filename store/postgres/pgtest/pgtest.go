@@ -10,6 +10,10 @@
 //		...
 //	}
 //
+// A long suite that needs a fresh, migrated database for each of many tests
+// takes them from [NewDatabases] instead, which copies one migrated once,
+// makes each ahead of its test and drops it in the background.
+//
 // Without LATCHKEY_TEST_POSTGRES, and with no local server answering at
 // LocalURL, a test skips with a message, unless the CI environment variable
 // is set: in CI a missing or unreachable server fails the test, so that
@@ -21,6 +25,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"strings"
@@ -46,18 +51,29 @@ const EnvSerializable = "LATCHKEY_TEST_POSTGRES_SERIALIZABLE"
 // default isolation, or with default_transaction_isolation serializable.
 type Isolation struct {
 	Name  string
-	NewDB func(testing.TB) string
+	alter []string // ALTER DATABASE name ... run on each
+}
+
+// Databases returns a source of fresh databases in this isolation for the
+// tests under t, each made ready by prepare if not nil (see
+// [NewDatabases]).
+func (i Isolation) Databases(t testing.TB, prepare func(ctx context.Context, url string) error) *Databases {
+	t.Helper()
+	return newDatabases(t, i.alter, prepare)
 }
 
 // Isolations returns the isolations a long suite runs in: READ COMMITTED
 // always, and serializable too when EnvSerializable is set.
 func Isolations() []Isolation {
-	is := []Isolation{{"ReadCommitted", NewDatabase}}
+	is := []Isolation{{Name: "ReadCommitted"}}
 	if os.Getenv(EnvSerializable) != "" {
-		is = append(is, Isolation{"Serializable", NewSerializableDatabase})
+		is = append(is, Isolation{Name: "Serializable", alter: serializable})
 	}
 	return is
 }
+
+// serializable makes every transaction on a database SERIALIZABLE.
+var serializable = []string{"SET default_transaction_isolation TO 'serializable'"}
 
 // DatabasePrefix starts the name of every database NewDatabase creates.
 const DatabasePrefix = "latchkey_test_"
@@ -108,7 +124,7 @@ func NewDatabase(t testing.TB) string {
 // contention, as on the PostgreSQL-compatible distributed databases.
 func NewSerializableDatabase(t testing.TB) string {
 	t.Helper()
-	return newDatabase(t, []string{"SET default_transaction_isolation TO 'serializable'"})
+	return newDatabase(t, serializable)
 }
 
 // SetReadOnly makes the sessions opened from now on to the database of
@@ -141,27 +157,49 @@ func SetReadOnly(t testing.TB, dbURL string, readOnly bool) {
 func newDatabase(t testing.TB, alter []string) string {
 	t.Helper()
 	admin := AdminURL(t)
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	name := DatabasePrefix + hex.EncodeToString(b[:])
-	dbURL, err := withDatabase(admin, name)
+	name, dbURL, err := create(admin, "", alter)
 	if err != nil {
-		t.Fatalf("pgtest: %s: %v", EnvURL, err)
-	}
-	if err := exec(admin, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("pgtest: create database %s on the server of %s: %v", name, EnvURL, err)
+		t.Fatalf("pgtest: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := exec(admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("pgtest: drop database %s: %v", name, err)
+		if err := drop(admin, name); err != nil {
+			t.Errorf("pgtest: %v", err)
 		}
 	})
+	return dbURL
+}
+
+// create creates a database named DatabasePrefix plus random hex on the
+// server of admin, with the options of CREATE DATABASE in with (such as
+// "TEMPLATE t", or "" for a copy of template1), runs ALTER DATABASE name
+// with each of alter (dropping the database if one fails), and returns its
+// name and URL.
+func create(admin, with string, alter []string) (name, dbURL string, err error) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	name = DatabasePrefix + hex.EncodeToString(b[:])
+	dbURL, err = withDatabase(admin, name)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", EnvURL, err)
+	}
+	if err := exec(admin, strings.TrimSpace("CREATE DATABASE "+name+" "+with)); err != nil {
+		return "", "", fmt.Errorf("create database %s on the server of %s: %w", name, EnvURL, err)
+	}
 	for _, a := range alter {
 		if err := exec(admin, "ALTER DATABASE "+name+" "+a); err != nil {
-			t.Fatalf("pgtest: alter database %s: %v", name, err)
+			_ = drop(admin, name)
+			return "", "", fmt.Errorf("alter database %s: %w", name, err)
 		}
 	}
-	return dbURL
+	return name, dbURL, nil
+}
+
+// drop drops the database name, closing any connection left open.
+func drop(admin, name string) error {
+	if err := exec(admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("drop database %s: %w", name, err)
+	}
+	return nil
 }
 
 // exec runs one statement on a fresh connection to the admin URL.
@@ -175,6 +213,20 @@ func exec(admin, sql string) error {
 	defer conn.Close(context.Background())
 	_, err = conn.Exec(ctx, sql)
 	return err
+}
+
+// serverVersion returns the server's version as a number (150004 for 15.4).
+func serverVersion(admin string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(context.Background())
+	var v int
+	err = conn.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&v)
+	return v, err
 }
 
 // withDatabase returns the connection string admin with its database

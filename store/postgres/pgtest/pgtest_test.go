@@ -114,3 +114,86 @@ func TestNewSerializableDatabase(t *testing.T) {
 		t.Fatalf("conflicting update under SERIALIZABLE = %v, want SQLSTATE 40001", err)
 	}
 }
+
+// TestDatabases checks that each test gets a database of its own, new,
+// prepared and reachable, in the isolation asked for, and that the owner's
+// cleanup leaves none of the source's databases behind, the one made ahead
+// included.
+func TestDatabases(t *testing.T) {
+	ctx := context.Background()
+	admin := AdminURL(t)
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	exists := func(name string) (yes bool) {
+		t.Helper()
+		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&yes); err != nil {
+			t.Fatal(err)
+		}
+		return yes
+	}
+	for _, iso := range []Isolation{{Name: "default"}, {Name: "serializable", alter: serializable}} {
+		t.Run(iso.Name, func(t *testing.T) {
+			seen := map[string]bool{}
+			var ahead string
+			t.Run("owner", func(t *testing.T) {
+				dbs := iso.Databases(t, func(ctx context.Context, url string) error {
+					c, err := pgx.Connect(ctx, url)
+					if err != nil {
+						return err
+					}
+					defer c.Close(ctx)
+					_, err = c.Exec(ctx, "CREATE TABLE prepared (k int)")
+					return err
+				})
+				for i := range 3 {
+					t.Run("case", func(t *testing.T) {
+						c, err := pgx.Connect(ctx, dbs.New(t))
+						if err != nil {
+							t.Fatal(err)
+						}
+						defer c.Close(ctx)
+						var name, level string
+						var tables []string
+						if err := c.QueryRow(ctx, `SELECT current_database(), current_setting('transaction_isolation'),
+							(SELECT array_agg(tablename::text) FROM pg_tables WHERE schemaname = 'public')`).Scan(&name, &level, &tables); err != nil {
+							t.Fatal(err)
+						}
+						if seen[name] {
+							t.Errorf("case %d got %s again", i, name)
+						}
+						seen[name] = true
+						if len(tables) != 1 || tables[0] != "prepared" {
+							t.Errorf("%s has tables %v, want only the prepared one", name, tables)
+						}
+						// Leave a table behind: the next case must not see it.
+						if _, err := c.Exec(ctx, "CREATE TABLE left_behind (k int)"); err != nil {
+							t.Fatal(err)
+						}
+						want := "read committed"
+						if iso.alter != nil {
+							want = "serializable"
+						}
+						if level != want {
+							t.Errorf("transaction_isolation = %q, want %q", level, want)
+						}
+					})
+				}
+				m := <-dbs.ahead // the one made ahead, put back
+				dbs.ahead <- m
+				ahead = m.name
+			})
+			if len(seen) != 3 || ahead == "" || seen[ahead] {
+				t.Fatalf("databases handed out %v, made ahead %q: want 3 and another", seen, ahead)
+			}
+			seen[ahead] = true
+			for name := range seen {
+				if exists(name) {
+					t.Errorf("%s still exists after the owner's cleanup", name)
+				}
+			}
+		})
+	}
+}
