@@ -28,24 +28,39 @@ func open(t *testing.T, path string) *sqlite.Store {
 	return s
 }
 
-// newFileStore opens a fresh database file in the test's temporary
-// directory, with the production settings (WAL, synchronous=FULL).
-func newFileStore(t *testing.T) store.Store {
-	return open(t, filepath.Join(t.TempDir(), "latchkey.db"))
-}
-
 // newMemoryStore opens a fresh private in-memory database.
 func newMemoryStore(t *testing.T) store.Store {
 	return open(t, sqlite.MemoryPath)
 }
 
+// migratedFiles returns a newStore for the tests under t that opens, with
+// the production settings (WAL, synchronous=FULL) and in each test's
+// temporary directory, a copy of a database file migrated once
+// (by a store opened and closed on it): a case's store opens as it would
+// on a running system, without running the migrations again for every case.
+func migratedFiles(t *testing.T) func(t *testing.T) store.Store {
+	migrated := filepath.Join(t.TempDir(), "latchkey.db")
+	s, err := sqlite.Open(t.Context(), migrated, &sqlite.Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	b, err := os.ReadFile(migrated)
+	require.NoError(t, err)
+	_, err = os.Stat(migrated + "-wal")
+	require.ErrorIs(t, err, os.ErrNotExist, "a closed database leaves no WAL to copy")
+	return func(t *testing.T) store.Store {
+		path := filepath.Join(t.TempDir(), "latchkey.db")
+		require.NoError(t, os.WriteFile(path, b, 0o600))
+		return open(t, path)
+	}
+}
+
 func TestConformance(t *testing.T) {
-	t.Run("file", func(t *testing.T) { storetest.Run(t, newFileStore) })
+	t.Run("file", func(t *testing.T) { storetest.Run(t, migratedFiles(t)) })
 	t.Run("memory", func(t *testing.T) { storetest.Run(t, newMemoryStore) })
 }
 
 func TestConcurrency(t *testing.T) {
-	t.Run("file", func(t *testing.T) { storetest.RunConcurrency(t, newFileStore) })
+	t.Run("file", func(t *testing.T) { storetest.RunConcurrency(t, migratedFiles(t)) })
 	t.Run("memory", func(t *testing.T) { storetest.RunConcurrency(t, newMemoryStore) })
 }
 
