@@ -55,7 +55,7 @@ type Isolation struct {
 }
 
 // Databases returns a source of fresh databases in this isolation for the
-// tests under t, each made ready by prepare if not nil (see
+// tests under t: copies of one that prepare, if not nil, readied once (see
 // [NewDatabases]).
 func (i Isolation) Databases(t testing.TB, prepare func(ctx context.Context, url string) error) *Databases {
 	t.Helper()
