@@ -8,10 +8,10 @@ import (
 
 // Databases hands out fresh databases to the tests of a long suite (such as
 // the conformance suite, a database for each of its cases) without making
-// them wait for PostgreSQL. Each database is a copy of one prepared once
-// (CREATE DATABASE ... TEMPLATE, so a store's migrations run once, not for
-// every test); the next one is copied while a test runs, and each used one
-// is dropped in the background. Every database it hands out is new, as
+// them wait for PostgreSQL. Given a prepare function, each database is a
+// copy of one it prepared once (CREATE DATABASE ... TEMPLATE, so a store's
+// migrations run once, not for every test); the next one is made while a
+// test runs, and each used one is dropped in the background. Every database it hands out is new, as
 // [NewDatabase]'s are; the owner's cleanup (the test given to
 // [NewDatabases]) drops the one made ahead and the prepared one, and waits
 // until every drop is done, reporting a failed one as the owner's error.
