@@ -39,9 +39,8 @@ func TestREADMEShowsThisProgram(t *testing.T) {
 func TestEmbed(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "embed")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run())
+	out, err := testutil.GoBuild(t.Context(), bin, ".")
+	require.NoError(t, err, "%s", out)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -40,10 +41,8 @@ func TestMain(m *testing.M) {
 	}
 	serverBin, remoteBin = filepath.Join(dir, "server"), filepath.Join(dir, "remote")
 	for _, b := range []struct{ out, pkg string }{{serverBin, "../server"}, {remoteBin, "."}} {
-		build := exec.Command("go", "build", "-o", b.out, b.pkg)
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building", b.pkg+":", err)
+		if out, err := testutil.GoBuild(context.Background(), b.out, b.pkg); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b.pkg, err, out)
 			_ = os.RemoveAll(dir)
 			os.Exit(1)
 		}

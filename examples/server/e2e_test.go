@@ -45,10 +45,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	serverBin = filepath.Join(dir, "server")
-	build := exec.Command("go", "build", "-o", serverBin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the example server:", err)
+	if out, err := testutil.GoBuild(context.Background(), serverBin, "."); err != nil {
+		fmt.Fprintf(os.Stderr, "building the example server: %v\n%s", err, out)
 		_ = os.RemoveAll(dir)
 		os.Exit(1)
 	}

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/latchkey-dev/latchkey/internal/testutil"
 )
 
 // buildServer builds the example server (examples/server) into a
@@ -21,7 +23,7 @@ func buildServer(t *testing.T) string {
 	bin := filepath.Join(t.TempDir(), "server")
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../examples/server").CombinedOutput()
+	out, err := testutil.GoBuild(ctx, bin, "../../examples/server")
 	if err != nil {
 		t.Fatalf("go build ./examples/server: %v\n%s", err, out)
 	}
