@@ -9,9 +9,10 @@ import (
 
 // lockFile waits for an exclusive lock on the file at path, made if
 // missing, and returns its release. The system releases it too when the
-// process ends.
+// process ends. The file is opened for reading only, which flock needs no
+// more than, so that a file another user made serves as well.
 func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o666)
 	if err != nil {
 		return nil, err
 	}
