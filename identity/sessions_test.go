@@ -2,6 +2,7 @@ package identity_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"strings"
@@ -87,11 +88,16 @@ func (e *env) loggedIn2(t *testing.T) (store.User, tokenSet) {
 func TestLogout_NoOracle(t *testing.T) {
 	e := newEnv(t, envConfig{projects: []string{"acme"}})
 	_, ts := e.loggedIn(t, "", "default")
+	// The token with a bit of its MAC flipped: always another token (a
+	// new last text character could be the one it had).
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(ts.RefreshToken, "rt_"))
+	require.NoError(t, err)
+	raw[len(raw)-1] ^= 1
 	for name, tok := range map[string]string{
 		"garbage":            "rt_garbage",
 		"not rt":             "hello",
 		"unknown family":     identity.RefreshToken(e.masterKey, "default", store.NewID(store.PrefixFamily), 0),
-		"forged MAC":         ts.RefreshToken[:len(ts.RefreshToken)-2] + "AA",
+		"forged MAC":         "rt_" + base64.RawURLEncoding.EncodeToString(raw),
 		"of another project": identity.RefreshToken(e.masterKey, "acme", store.NewID(store.PrefixFamily), 0),
 	} {
 		res := e.logout(t, "", tok)
