@@ -33,11 +33,7 @@ func TestNewDatabase(t *testing.T) {
 	var name string
 	t.Run("use", func(t *testing.T) {
 		url := NewDatabase(t)
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(ctx)
+		conn := connect(t, url)
 		if err := conn.QueryRow(ctx, "SELECT current_database()").Scan(&name); err != nil {
 			t.Fatal(err)
 		}
@@ -45,11 +41,7 @@ func TestNewDatabase(t *testing.T) {
 	if name == "" {
 		return // skipped
 	}
-	conn, err := pgx.Connect(ctx, AdminURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, AdminURL(t))
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
 		t.Fatal(err)
@@ -65,16 +57,8 @@ func TestNewDatabase(t *testing.T) {
 func TestNewSerializableDatabase(t *testing.T) {
 	ctx := context.Background()
 	url := NewSerializableDatabase(t)
-	a, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close(ctx)
-	b, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(ctx)
+	a := connect(t, url)
+	b := connect(t, url)
 	var level string
 	if err := b.QueryRow(ctx, "SHOW transaction_isolation").Scan(&level); err != nil {
 		t.Fatal(err)
@@ -122,11 +106,7 @@ func TestNewSerializableDatabase(t *testing.T) {
 func TestDatabases(t *testing.T) {
 	ctx := context.Background()
 	admin := AdminURL(t)
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, admin)
 	exists := func(name string) (yes bool) {
 		t.Helper()
 		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&yes); err != nil {
@@ -150,11 +130,7 @@ func TestDatabases(t *testing.T) {
 				})
 				for i := range 3 {
 					t.Run("case", func(t *testing.T) {
-						c, err := pgx.Connect(ctx, dbs.New(t))
-						if err != nil {
-							t.Fatal(err)
-						}
-						defer c.Close(ctx)
+						c := connect(t, dbs.New(t))
 						var name, level string
 						var tables []string
 						if err := c.QueryRow(ctx, `SELECT current_database(), current_setting('transaction_isolation'),
@@ -196,4 +172,17 @@ func TestDatabases(t *testing.T) {
 			}
 		})
 	}
+}
+
+// connect opens a connection to url, failing the test if it cannot. The
+// connection closes when the test ends, before the cleanups registered
+// earlier run (a database's drop needs it closed).
+func connect(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
 }
