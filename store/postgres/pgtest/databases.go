@@ -11,10 +11,11 @@ import (
 // them wait for PostgreSQL. Given a prepare function, each database is a
 // copy of one it prepared once (CREATE DATABASE ... TEMPLATE, so a store's
 // migrations run once, not for every test); the next one is made while a
-// test runs, and each used one is dropped in the background. Every database it hands out is new, as
-// [NewDatabase]'s are; the owner's cleanup (the test given to
-// [NewDatabases]) drops the one made ahead and the prepared one, and waits
-// until every drop is done, reporting a failed one as the owner's error.
+// test runs, and each used one is dropped in the background. Every
+// database it hands out is new, as [NewDatabase]'s are; the owner's cleanup
+// (the test given to [NewDatabases]) drops the one made ahead and the
+// prepared one, and waits until every drop is done, reporting a failed one
+// as the owner's error.
 //
 // Its tests may run in parallel. New must not be called once the owner's
 // cleanup has begun.
