@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -548,7 +549,10 @@ func TestVerify_forgetsSessionsAndUsersOnceTheirTokensExpired(t *testing.T) {
 func TestClose(t *testing.T) {
 	h := newHarness(t, nil)
 	_, key := h.apiKey("svc")
-	v := h.verifier(key, &Options{Wait: time.Second, StaleAfter: 2 * time.Second})
+	// Requests are counted as the verifier sends them: the server may see
+	// a long poll sent before Close only after Close has returned.
+	sent := &countingTransport{next: http.DefaultTransport}
+	v := h.verifier(key, &Options{Wait: time.Second, StaleAfter: 2 * time.Second, Client: &http.Client{Transport: sent}})
 	handler := v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	require.NoError(t, v.Close())
 	require.NoError(t, v.Close())
@@ -557,13 +561,26 @@ func TestClose(t *testing.T) {
 	default:
 		t.Fatal("the feed loop still runs after Close")
 	}
-	calls := len(h.gate.feedQueries())
+	calls := sent.feedReads.Load()
 	_, err := v.Verify(context.Background(), key)
 	assert.ErrorIs(t, err, ErrClosed)
 	assert.NotErrorIs(t, err, keys.ErrInvalidToken)
 	assert.Equal(t, http.StatusServiceUnavailable, serve(handler, key).Code)
 	time.Sleep(1500 * time.Millisecond)
-	assert.Equal(t, calls, len(h.gate.feedQueries()), "no read of the feed after Close")
+	assert.Equal(t, calls, sent.feedReads.Load(), "no read of the feed after Close")
+}
+
+// countingTransport counts the feed requests sent through it.
+type countingTransport struct {
+	next      http.RoundTripper
+	feedReads atomic.Int32
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path == latchkey.PathRevocations {
+		c.feedReads.Add(1)
+	}
+	return c.next.RoundTrip(r)
 }
 
 // TestVerifier_PausesWhenLongPollIsCapped: a long poll the feed answers at
