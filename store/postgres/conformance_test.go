@@ -19,9 +19,10 @@ import (
 // README's test command), again on databases whose
 // default_transaction_isolation is serializable, where contention gives
 // real serialization failures (40001) that the store must retry, as on the
-// PostgreSQL-compatible distributed databases. Each case's database is a
-// copy of one migrated once (by a store opened and closed on it), made
-// while the previous case runs, so a case's store opens as it would on a
+// PostgreSQL-compatible distributed databases. Each case's database is in
+// the state of one migrated once (by a store opened and closed on it): a
+// copy of it, or an earlier case's database reset to it while the previous
+// case runs (pgtest.Databases), so a case's store opens as it would on a
 // running system.
 func TestConformance(t *testing.T) {
 	pgtest.AdminURL(t) // skip (or fail in CI) once, not in every case

@@ -3,6 +3,7 @@ package pgtest
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -99,10 +100,12 @@ func TestNewSerializableDatabase(t *testing.T) {
 	}
 }
 
-// TestDatabases checks that each test gets a database of its own, new,
-// prepared and reachable, in the isolation asked for, and that the owner's
-// cleanup leaves none of the source's databases behind, the one made ahead
-// included.
+// TestDatabases checks that each test gets a database of its own, in the
+// prepared state (its tables and rows, no more), reachable and in the
+// isolation asked for, whatever the test before it did: a database a test
+// wrote to and made read-only is reset and handed out again, one where a
+// test left a table behind is dropped; and that the owner's cleanup leaves
+// none of the source's databases behind.
 func TestDatabases(t *testing.T) {
 	ctx := context.Background()
 	admin := AdminURL(t)
@@ -116,8 +119,8 @@ func TestDatabases(t *testing.T) {
 	}
 	for _, iso := range []Isolation{{Name: "default"}, {Name: "serializable", alter: serializable}} {
 		t.Run(iso.Name, func(t *testing.T) {
-			seen := map[string]bool{}
-			var ahead string
+			var names []string
+			var template string
 			t.Run("owner", func(t *testing.T) {
 				dbs := iso.Databases(t, func(ctx context.Context, url string) error {
 					c, err := pgx.Connect(ctx, url)
@@ -125,47 +128,59 @@ func TestDatabases(t *testing.T) {
 						return err
 					}
 					defer c.Close(ctx)
-					_, err = c.Exec(ctx, "CREATE TABLE prepared (k int)")
+					_, err = c.Exec(ctx, "CREATE TABLE prepared (k int PRIMARY KEY); INSERT INTO prepared VALUES (1), (2)")
 					return err
 				})
-				for i := range 3 {
+				template = dbs.template
+				// Each case finds the prepared state, then leaves its own
+				// mess: rows changed and the database read-only; in the
+				// second, a table too.
+				for i := range 4 {
 					t.Run("case", func(t *testing.T) {
-						c := connect(t, dbs.New(t))
-						var name, level string
+						url := dbs.New(t)
+						c := connect(t, url)
+						var name, level, readOnly string
 						var tables []string
+						var keys []int32
 						if err := c.QueryRow(ctx, `SELECT current_database(), current_setting('transaction_isolation'),
-							(SELECT array_agg(tablename::text) FROM pg_tables WHERE schemaname = 'public')`).Scan(&name, &level, &tables); err != nil {
+							current_setting('transaction_read_only'),
+							(SELECT array_agg(tablename::text) FROM pg_tables WHERE schemaname = 'public'),
+							(SELECT array_agg(k ORDER BY k) FROM prepared)`).Scan(&name, &level, &readOnly, &tables, &keys); err != nil {
 							t.Fatal(err)
 						}
-						if seen[name] {
-							t.Errorf("case %d got %s again", i, name)
-						}
-						seen[name] = true
+						names = append(names, name)
 						if len(tables) != 1 || tables[0] != "prepared" {
-							t.Errorf("%s has tables %v, want only the prepared one", name, tables)
+							t.Errorf("case %d: %s has tables %v, want only the prepared one", i, name, tables)
 						}
-						// Leave a table behind: the next case must not see it.
-						if _, err := c.Exec(ctx, "CREATE TABLE left_behind (k int)"); err != nil {
-							t.Fatal(err)
+						if !slices.Equal(keys, []int32{1, 2}) {
+							t.Errorf("case %d: prepared holds %v, want the prepared rows [1 2]", i, keys)
 						}
 						want := "read committed"
 						if iso.alter != nil {
 							want = "serializable"
 						}
-						if level != want {
-							t.Errorf("transaction_isolation = %q, want %q", level, want)
+						if level != want || readOnly != "off" {
+							t.Errorf("case %d: transaction_isolation = %q, transaction_read_only = %q, want %q, off", i, level, readOnly, want)
 						}
+						if _, err := c.Exec(ctx, "DELETE FROM prepared WHERE k = 1; INSERT INTO prepared VALUES (3)"); err != nil {
+							t.Fatal(err)
+						}
+						if i == 1 {
+							if _, err := c.Exec(ctx, "CREATE TABLE left_behind (k int)"); err != nil {
+								t.Fatal(err)
+							}
+						}
+						SetReadOnly(t, url, true)
 					})
 				}
-				m := <-dbs.ahead // the one made ahead, put back
-				dbs.ahead <- m
-				ahead = m.name
 			})
-			if len(seen) != 3 || ahead == "" || seen[ahead] {
-				t.Fatalf("databases handed out %v, made ahead %q: want 3 and another", seen, ahead)
+			// The first case's database, reset, served a later case; the
+			// second's, with a table left behind, was dropped and never
+			// handed out again.
+			if len(names) != 4 || !slices.Contains(names[2:], names[0]) || slices.Contains(names[2:], names[1]) {
+				t.Errorf("databases handed out %v: want the first again later, and never the second again", names)
 			}
-			seen[ahead] = true
-			for name := range seen {
+			for _, name := range append(names, template) {
 				if exists(name) {
 					t.Errorf("%s still exists after the owner's cleanup", name)
 				}
