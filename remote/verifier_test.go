@@ -562,6 +562,7 @@ func TestClose(t *testing.T) {
 		t.Fatal("the feed loop still runs after Close")
 	}
 	calls := sent.feedReads.Load()
+	require.Positive(t, calls, "New reads the feed through the client it is given")
 	_, err := v.Verify(context.Background(), key)
 	assert.ErrorIs(t, err, ErrClosed)
 	assert.NotErrorIs(t, err, keys.ErrInvalidToken)

@@ -57,10 +57,11 @@ func migratedFiles(t *testing.T) func(t *testing.T) store.Store {
 // envMemoryConformance, set to any value, adds the conformance suite's run
 // on in-memory databases (sqlite.MemoryPath): CI sets it in a run of its
 // own. It is not run under the README's test command, which must stay
-// short: every case migrates its in-memory database, about a minute under
-// the race detector on 2 cores. An in-memory store is the file store's SQL
-// on one connection; under the README's command TestConcurrency runs on it
-// too, as do the tests of the packages that use one.
+// short: every case migrates its in-memory database, which under the race
+// detector makes it one of the longest runs. An in-memory store is the
+// file store's SQL on one connection; under the README's command
+// TestConcurrency runs on it too, as do the tests of the packages that use
+// one.
 const envMemoryConformance = "LATCHKEY_TEST_SQLITE_MEMORY"
 
 func TestConformance(t *testing.T) {
