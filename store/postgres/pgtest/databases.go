@@ -140,7 +140,12 @@ func (d *Databases) keep() {
 			free = append(free, r.name)
 		}
 	}
-	startRecycling := func(name string) {
+	// receive takes what <-ended gave: a database to recycle, or the close.
+	receive := func(name string, ok bool) {
+		if !ok {
+			ended = nil
+			return
+		}
 		pending++
 		go func() { back <- d.recycle(name) }()
 	}
@@ -152,11 +157,10 @@ func (d *Databases) keep() {
 			for {
 				select {
 				case name, ok := <-ended:
-					if !ok {
-						ended = nil
+					receive(name, ok)
+					if ended == nil {
 						break drain
 					}
-					startRecycling(name)
 				default:
 					break drain
 				}
@@ -185,11 +189,7 @@ func (d *Databases) keep() {
 		case ahead <- out:
 			next = nil
 		case name, ok := <-ended:
-			if !ok {
-				ended = nil
-				continue
-			}
-			startRecycling(name)
+			receive(name, ok)
 		case r := <-back:
 			take(r)
 		}
