@@ -27,7 +27,8 @@
 // projects, not even [store.DefaultProject]), and uses nothing else. The
 // factory registers its own t.Cleanup to close the store. One case closes
 // the store itself to check that calls after Close fail, so the cleanup must
-// ignore the error of a second Close.
+// ignore the error of a second Close. The cases of an area run as parallel
+// subtests, so the factory is called from several goroutines at once.
 //
 // # Suites
 //

@@ -31,6 +31,11 @@ type sharedCase struct {
 // fresh, empty store (no projects at all) and register its own t.Cleanup
 // that closes it, ignoring an error from closing twice.
 //
+// The cases of an area run as parallel subtests (t.Parallel, as many at
+// once as go test's -parallel flag allows), each on its own store, so
+// newStore must be safe to call from several goroutines at once: a case
+// waiting for its database leaves the CPU to another.
+//
 // Each store is run behind store.Check, as hosts use it: the argument
 // checks are package store's, and a backend only reads and writes. Its
 // optional capabilities are found through Unwrap (store.As).
@@ -89,7 +94,8 @@ func RunConcurrency(t *testing.T, newStore func(t *testing.T) store.Store) {
 // situation of two processes (a server and the CLI) or two server instances
 // in production. open is called once per subtest and returns two separately
 // opened handles (separate connections or pools) on one fresh, empty
-// database; it registers its own t.Cleanup that closes both.
+// database; it registers its own t.Cleanup that closes both. Its cases run
+// as parallel subtests, as Run's do.
 //
 // The cases check that every write made through one handle is seen by the
 // next read through the other (a revoked API key, a rotated refresh family,
@@ -110,6 +116,7 @@ func RunShared(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			a, b := open(t)
 			require.Truef(t, a != nil && b != nil, "open returned a nil store (a=%v, b=%v)", a, b)
 			c.fn(t, a, b)
@@ -123,6 +130,7 @@ func runGroups(t *testing.T, newStore func(t *testing.T) store.Store, groups []g
 		t.Run(g.name, func(t *testing.T) {
 			for _, c := range g.cases {
 				t.Run(c.name, func(t *testing.T) {
+					t.Parallel()
 					s := newStore(t)
 					require.NotNil(t, s, "newStore returned a nil store")
 					c.fn(t, s)
