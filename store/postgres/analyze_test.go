@@ -26,6 +26,7 @@ import (
 // hint bits are set). Autovacuum is off for the table, so that the state
 // comes from AnalyzeContacts alone; before it, the table has none of this.
 func TestAnalyzeContacts_ReadiesAnImport(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openInternal(t, pgtest.NewDatabase(t))
 	_, err := s.pool.Exec(ctx, "ALTER TABLE contacts SET (autovacuum_enabled = off)")

@@ -25,6 +25,7 @@ import (
 // case runs (pgtest.Databases), so a case's store opens as it would on a
 // running system.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	pgtest.AdminURL(t) // skip (or fail in CI) once, not in every case
 	for _, mode := range pgtest.Isolations() {
 		t.Run(mode.Name, func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 // took over 15 ms: the check must not wait for that reader, and still see a
 // terminated backend.
 func TestIdleConnOK(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	killer := rawConn(t, url)

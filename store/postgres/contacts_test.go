@@ -47,6 +47,7 @@ func ids(cs []store.Contact) []string {
 // collation: the test database uses an ICU collation when the server has
 // one, under which "a" < "B" and punctuation sorts before letters.
 func TestContacts_ByteOrder(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t, newICUDatabase(t))
 	mustProject(t, st, "p")
@@ -73,6 +74,7 @@ func TestContacts_ByteOrder(t *testing.T) {
 // after every contact the project has had, raised by the least amount, and
 // a deleted contact's position still counts (its cursor stays valid).
 func TestContacts_Placement(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := newStore(t)
 	mustProject(t, st, "p")
@@ -117,6 +119,7 @@ func TestContacts_Placement(t *testing.T) {
 
 // TestCreateContacts_Atomic checks that a failing batch inserts nothing.
 func TestCreateContacts_Atomic(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := store.Check(newStore(t)) // as hosts use it: arguments checked
 	mustProject(t, st, "p")
@@ -148,6 +151,7 @@ func TestCreateContacts_Atomic(t *testing.T) {
 // through the list: every contact is seen exactly once, in order, because
 // the per-project lock places each new contact after every earlier one.
 func TestContacts_ConcurrentPaging(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, b, _ := newShared(t)
 	mustProject(t, a, "p")
@@ -199,6 +203,7 @@ func TestContacts_ConcurrentPaging(t *testing.T) {
 
 // TestContacts_ListArguments covers list edge cases.
 func TestContacts_ListArguments(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := store.Check(newStore(t)) // as hosts use it: arguments checked
 	page, err := st.ListContacts(ctx, "nope", paginate.Request{Limit: 10})

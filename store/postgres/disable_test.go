@@ -73,6 +73,7 @@ func (o *lockOrder) then(t *testing.T, second func() error, before func()) error
 // TestDisableUser_BeforeCreate: D holds the user row; C waits for it and
 // then finds the user disabled.
 func TestDisableUser_BeforeCreate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	o := newLockOrder(t)
 	at := it0.Add(time.Minute)
@@ -90,6 +91,7 @@ func TestDisableUser_BeforeCreate(t *testing.T) {
 // TestDisableUser_AfterCreate: C holds its lock on the user row; D waits for
 // it and then revokes the new family.
 func TestDisableUser_AfterCreate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	o := newLockOrder(t)
 	tag := o.exec(t, createFamilySQL, "p", "rf_c", o.u.ID, it0, it0.Add(time.Hour), it0, nil)
@@ -105,6 +107,7 @@ func TestDisableUser_AfterCreate(t *testing.T) {
 // TestDisableUser_BeforeRotate: D has revoked the family row; R waits for
 // it and then finds the family revoked and the user disabled.
 func TestDisableUser_BeforeRotate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	o := newLockOrder(t)
 	f := seedFamily(t, o.s, o.u)
@@ -126,6 +129,7 @@ func TestDisableUser_BeforeRotate(t *testing.T) {
 // TestDisableUser_AfterRotate: R holds the family row it rotated; D's
 // revocation waits for it and then revokes the rotated family.
 func TestDisableUser_AfterRotate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	o := newLockOrder(t)
 	f := seedFamily(t, o.s, o.u)
@@ -148,6 +152,7 @@ func TestDisableUser_AfterRotate(t *testing.T) {
 // family after the revocation, or ErrReplayed for a generation another
 // rotation consumed), and the feed holds one user item.
 func TestDisableUser_Storm(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []struct {
 		name  string
 		newDB func(testing.TB) string

@@ -24,6 +24,7 @@ import (
 // the same range with no sort either (TestTokenRecords_ByPrimaryKey checks
 // how they read the records).
 func TestListContacts_UsesIndex(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openInternal(t, pgtest.NewDatabase(t))
 	for _, p := range []string{"p", "q"} {
@@ -87,6 +88,7 @@ func TestListContacts_UsesIndex(t *testing.T) {
 // index condition, and (but for the prefix, whose matches are sorted) read
 // no more rows than they return.
 func TestNewListQueries_UseIndexes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openInternal(t, pgtest.NewDatabase(t))
 	conn, err := s.pool.Acquire(ctx)

@@ -52,6 +52,7 @@ func setSessionIdentity(t testing.TB, conn interface {
 // TestIdentity_ReadAtConnect: every connection of the pool has the
 // database's identity in its session, the one the store recorded.
 func TestIdentity_ReadAtConnect(t *testing.T) {
+	t.Parallel()
 	s := openInternal(t, pgtest.NewDatabase(t))
 	ctx := t.Context()
 	var conns []*pgxpool.Conn
@@ -79,6 +80,7 @@ func TestIdentity_ReadAtConnect(t *testing.T) {
 // (opened during recovery, or whose identity could not be read) always
 // reads them.
 func TestCheckedStatement_StateHoldsIdentity(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	s := openInternal(t, url)
 	ids, _ := checkedFixture(t, s, "p", 3)
@@ -127,6 +129,7 @@ func TestCheckedStatement_StateHoldsIdentity(t *testing.T) {
 // it would return the kept, unrevoked key. Then the entries of the old
 // identity are gone.
 func TestKeptRecords_NotReusedAcrossIdentity(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	s, err := Open(t.Context(), url, &Options{Logger: testDiscard, MaxConns: 2, PipelineConns: 1})
 	require.NoError(t, err)
@@ -189,6 +192,7 @@ func TestKeptRecords_NotReusedAcrossIdentity(t *testing.T) {
 // connection of another identity drops them all and makes the revocation
 // watcher wake its waiters and listen again.
 func TestKeptRecords_IdentityChangeDrops(t *testing.T) {
+	t.Parallel()
 	var k keptRecords
 	a := keptKey{"p", store.TokenRecordIDs{SigningKeyID: "sk", APIKeyID: "key_a"}}
 	b := keptKey{"p", store.TokenRecordIDs{SigningKeyID: "sk", APIKeyID: "key_b"}}
@@ -245,6 +249,7 @@ func TestKeptRecords_IdentityChangeDrops(t *testing.T) {
 // are revoked, the store still works, logs that once, and never keeps
 // records: it fails closed.
 func TestIdentity_NonSuperuser(t *testing.T) {
+	t.Parallel()
 	admin := pgtest.AdminURL(t)
 	for _, revoked := range []bool{false, true} {
 		role := newRole(t, admin)

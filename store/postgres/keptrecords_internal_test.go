@@ -45,6 +45,7 @@ func checkedRecordsOn(t *testing.T, conn *pgx.Conn, ids store.TokenRecordIDs, kn
 // committed a write that changed them, since the snapshot does not see it;
 // and a statement of a later snapshot, which does see it, reads them.
 func TestCheckedStatement_RecordsReadUnlessSnapshotKnown(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	s, err := Open(t.Context(), url, &Options{Logger: testDiscard})
 	require.NoError(t, err)
@@ -87,6 +88,7 @@ func TestCheckedStatement_RecordsReadUnlessSnapshotKnown(t *testing.T) {
 // call read the records instead, and then it must return the database's.
 // Changing what a call returned changes nothing kept.
 func TestKeptRecords_ReusedWhileSnapshotHolds(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.Context(), pgtest.NewDatabase(t), &Options{Logger: testDiscard})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
@@ -130,6 +132,7 @@ func TestKeptRecords_ReusedWhileSnapshotHolds(t *testing.T) {
 // TestKeptRecords_Bounded: the records of at most maxKeptTokens tokens are
 // kept.
 func TestKeptRecords_Bounded(t *testing.T) {
+	t.Parallel()
 	var k keptRecords
 	for i := range maxKeptTokens + 10 {
 		k.put(keptKey{"p", store.TokenRecordIDs{SigningKeyID: "sk", APIKeyID: fmt.Sprint("key_", i)}}, &keptEntry{state: "id 1:1:"})
@@ -143,6 +146,7 @@ func TestKeptRecords_Bounded(t *testing.T) {
 // reads each record asked for by its table's primary key, under a custom
 // and a generic plan (a custom plan leaves out the table of an empty id).
 func TestTokenRecords_ByPrimaryKey(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	s, err := Open(t.Context(), url, &Options{Logger: testDiscard})
 	require.NoError(t, err)

@@ -18,6 +18,7 @@ import (
 // no EndsAt, no CreatedBy), its signing key as an EdDSA key (0004), and the
 // new methods work on them.
 func TestMigrate_From0001(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	ms, err := migrations()

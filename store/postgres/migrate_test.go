@@ -19,6 +19,7 @@ import (
 // SERIALIZABLE too: the migrating transaction runs READ COMMITTED, so the
 // instance that waited for the lock sees what the other committed.
 func TestOpen_ConcurrentMigrate(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []struct {
 		name  string
 		newDB func(testing.TB) string
@@ -58,6 +59,7 @@ func testConcurrentMigrate(t *testing.T, url string) {
 // TestOpen_NoMigrate checks that NoMigrate leaves the database empty until
 // Migrate runs, and that Migrate can run again harmlessly.
 func TestOpen_NoMigrate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	st, err := postgres.Open(ctx, url, &postgres.Options{NoMigrate: true, Logger: testLogger(t)})
@@ -79,6 +81,7 @@ func TestOpen_NoMigrate(t *testing.T) {
 // TestOpen_Errors checks that Open reports bad input and an unreachable
 // server without echoing the password.
 func TestOpen_Errors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, err := postgres.Open(ctx, "postgres://u:s3cr3t@127.0.0.1:1/x?sslmode=disable&connect_timeout=2", nil)
 	require.Error(t, err, "unreachable server")
@@ -94,6 +97,7 @@ func TestOpen_Errors(t *testing.T) {
 
 // TestStore_Close checks that calls after Close fail.
 func TestStore_Close(t *testing.T) {
+	t.Parallel()
 	st, err := postgres.Open(context.Background(), pgtest.NewDatabase(t), nil)
 	require.NoError(t, err)
 	require.NoError(t, st.Close())

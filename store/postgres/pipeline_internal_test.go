@@ -96,6 +96,7 @@ func checkedFixture(t *testing.T, s *Store, p string, limit int) (store.TokenRec
 // wait; when it is free, it sends all of them in one batch (one round
 // trip), and each gets its own answer.
 func TestPipeline_WaitingReadsShareABatch(t *testing.T) {
+	t.Parallel()
 	s, unblock, blocker := blockedLane(t)
 	ids, want := checkedFixture(t, s, "p", 5)
 	batches, statements := s.pipe.batches.Load(), s.pipe.statements.Load()
@@ -133,6 +134,7 @@ func TestPipeline_WaitingReadsShareABatch(t *testing.T) {
 // the server skip the rest of its batch; the reads after it run again and
 // get their answers, and only the failing read returns an error.
 func TestPipeline_FailedStatementSparesItsBatch(t *testing.T) {
+	t.Parallel()
 	s, unblock, blocker := blockedLane(t)
 	ids, want := checkedFixture(t, s, "p", 5)
 
@@ -168,6 +170,7 @@ func TestPipeline_FailedStatementSparesItsBatch(t *testing.T) {
 // TestPipeline_AbandonedReadIsNotSent: a read whose context ends while it
 // waits for a lane returns the context's error at once and is never sent.
 func TestPipeline_AbandonedReadIsNotSent(t *testing.T) {
+	t.Parallel()
 	s, unblock, blocker := blockedLane(t)
 	ids, _ := checkedFixture(t, s, "p", 5)
 	statements := s.pipe.statements.Load()
@@ -192,6 +195,7 @@ func TestPipeline_AbandonedReadIsNotSent(t *testing.T) {
 // batch gives up while the server holds it, the batch is cancelled and its
 // lane serves the next reads, though the server would hold it still.
 func TestPipeline_BatchNobodyWaitsForIsCancelled(t *testing.T) {
+	t.Parallel()
 	s, url, _ := lockedStore(t)
 	ids, want := checkedFixture(t, s, "p", 5)
 
@@ -215,6 +219,7 @@ func TestPipeline_BatchNobodyWaitsForIsCancelled(t *testing.T) {
 // the store's closed error, lets the batch on the server finish and
 // answer, and later reads fail.
 func TestPipeline_Close(t *testing.T) {
+	t.Parallel()
 	s, unblock, blocker := blockedLane(t)
 	ids, _ := checkedFixture(t, s, "p", 5)
 	errc := make(chan error, 1)

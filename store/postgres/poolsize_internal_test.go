@@ -12,6 +12,7 @@ import (
 // TestOpen_PoolSize: the pool holds Options.MaxConns connections at most,
 // else the URL's pool_max_conns, else DefaultMaxConns.
 func TestOpen_PoolSize(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	with := func(param string) string {
 		if strings.Contains(url, "?") {

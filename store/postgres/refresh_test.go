@@ -24,6 +24,7 @@ func newFamily(t *testing.T, st store.Store, project, user string, at time.Time)
 
 // TestRotateRefresh_Classify walks one family through every outcome.
 func TestRotateRefresh_Classify(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := store.Check(newStore(t)) // as hosts use it: arguments checked
 	mustProject(t, st, "p")
@@ -94,6 +95,7 @@ func TestRotateRefresh_Classify(t *testing.T) {
 // are replays (or, once one of them has revoked the family, find it
 // revoked) and the family ends revoked.
 func TestRotateRefresh_RaceTwoInstances(t *testing.T) {
+	t.Parallel()
 	for _, window := range []time.Duration{10 * time.Second, 0} {
 		t.Run(window.String(), func(t *testing.T) {
 			ctx := context.Background()

@@ -18,6 +18,7 @@ import (
 // second waits for the first to commit and is placed after its item, so a
 // reader that saw the first item can never later see one before it.
 func TestRevocations_PlacedUnderLock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	s := openInternal(t, url)

@@ -25,6 +25,7 @@ import (
 // floor under the project row's lock and commits before the next is
 // placed. It runs in both isolation modes.
 func TestRevocations_OrderAcrossInstances(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []struct {
 		name  string
 		newDB func(testing.TB) string
@@ -91,6 +92,7 @@ func TestRevocations_OrderAcrossInstances(t *testing.T) {
 // microseconds; repeated revocations add nothing; the floor stays after the
 // items below it are pruned; projects have floors of their own.
 func TestRevocations_Floor(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := newStore(t)
 	mustProject(t, st, "p")

@@ -17,6 +17,7 @@ import (
 
 // TestSchema_IDsCollateC checks that every id column compares byte-wise.
 func TestSchema_IDsCollateC(t *testing.T) {
+	t.Parallel()
 	_, _, url := newShared(t)
 	conn := connect(t, url)
 	rows, err := conn.Query(context.Background(), `
@@ -42,6 +43,7 @@ func TestSchema_IDsCollateC(t *testing.T) {
 // TestTimes_SessionTimeZone checks that times come back in UTC and equal to
 // their microsecond truncation whatever the session's TimeZone.
 func TestTimes_SessionTimeZone(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	sep := "?"
@@ -61,6 +63,7 @@ func TestTimes_SessionTimeZone(t *testing.T) {
 // TestErrors_Translation checks the mapping of PostgreSQL errors to the
 // store's sentinels.
 func TestErrors_Translation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := newStore(t)
 	mustProject(t, st, "p")
@@ -107,6 +110,7 @@ func TestErrors_Translation(t *testing.T) {
 // TestUsers_Tags checks text[] tags: order kept, nil stored and read as an
 // empty, non-nil slice.
 func TestUsers_Tags(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := newStore(t)
 	mustProject(t, st, "p")
@@ -127,6 +131,7 @@ func TestUsers_Tags(t *testing.T) {
 // added, while open ones stay, and that keys of the longest length are
 // usable.
 func TestThrottle_Prune(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	raw, _, url := newShared(t)
 	st := store.Check(raw) // as hosts use it: arguments checked
@@ -163,6 +168,7 @@ func TestThrottle_Prune(t *testing.T) {
 // TestThrottle_TwoInstances counts failures added at once through two pools
 // exactly once each.
 func TestThrottle_TwoInstances(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, b, _ := newShared(t)
 	const n = 40

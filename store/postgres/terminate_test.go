@@ -36,6 +36,7 @@ FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_p
 //     the in-doubt error of a write whose answer was lost), any other must
 //     succeed.
 func TestTerminate_UnderLoad(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []struct {
 		name  string
 		newDB func(testing.TB) string

@@ -22,6 +22,7 @@ import (
 // TestTranslate_Codes checks the mapping of PostgreSQL errors and connection
 // failures to the store's sentinels.
 func TestTranslate_Codes(t *testing.T) {
+	t.Parallel()
 	pg := func(code string) error { return fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: code}) }
 	for _, tc := range []struct {
 		err  error
@@ -76,6 +77,7 @@ func TestTranslate_Codes(t *testing.T) {
 // unknown: a broken connection after sending, not one before sending, and not
 // an error the server reported.
 func TestOutcomeUnknown(t *testing.T) {
+	t.Parallel()
 	assert.True(t, outcomeUnknown(io.ErrUnexpectedEOF))
 	assert.True(t, outcomeUnknown(fmt.Errorf("x: %w", syscall.ECONNRESET)))
 	assert.False(t, outcomeUnknown(newAcquireError(io.EOF)), "no connection, nothing sent")
@@ -90,6 +92,7 @@ func TestOutcomeUnknown(t *testing.T) {
 // AcquireTimeout (and is not reported as the caller's deadline), and that the
 // store works again once the database is back.
 func TestUnavailable_Unreachable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dbURL := pgtest.NewDatabase(t)
 	px, viaProxy := newProxy(t, dbURL)
@@ -129,6 +132,7 @@ func TestUnavailable_Unreachable(t *testing.T) {
 // matches store.ErrUnavailable (answered 503, safe to retry) and says that
 // the outcome is unknown (here the write was applied).
 func TestUnavailable_LostAnswer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dbURL := pgtest.NewDatabase(t)
 	px, viaProxy := newProxy(t, dbURL)

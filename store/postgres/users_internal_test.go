@@ -12,6 +12,7 @@ import (
 // with the prefix sorts below it, byte by byte, and it is the least such
 // string for the cases where that is easy to state.
 func TestPrefixEnd(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		prefix, want string
 		ok           bool

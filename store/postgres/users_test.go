@@ -17,6 +17,7 @@ import (
 // characters beyond ASCII bound the range correctly, and paging with a
 // prefix returns every match once, in (CreatedAt, ID) order.
 func TestListUsers_LiteralPrefix(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := store.Check(newStore(t)) // as hosts use it: arguments checked
 	mustProject(t, st, "p")

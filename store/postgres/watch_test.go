@@ -73,6 +73,7 @@ func waitWatchIdle(t *testing.T, s *Store) {
 // that the watcher does not wake without one, and that a revocation in
 // another database does not wake it.
 func TestWatch_EveryRevocationWakes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	a, b := openInternal(t, url), openInternal(t, url)
@@ -124,6 +125,7 @@ func TestWatch_EveryRevocationWakes(t *testing.T) {
 // committed right after the first WatchRevocations returns wakes it, each
 // time the watcher starts afresh.
 func TestWatch_FirstCallListens(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	a, b := openInternal(t, url), openInternal(t, url)
@@ -175,6 +177,7 @@ func TestWatch_ContextAndGoroutine(t *testing.T) {
 // and closes the connection, and that watching after Close returns a closed
 // channel.
 func TestWatch_Close(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	s, err := Open(context.Background(), url, &Options{Logger: testDiscard})
 	require.NoError(t, err)
@@ -194,6 +197,7 @@ func TestWatch_Close(t *testing.T) {
 // does: the waiters wake at once (a notification may have been lost), and
 // the watcher listens again on a new connection.
 func TestWatch_ConnectionLost(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	a, b := openInternal(t, url), openInternal(t, url)
@@ -223,6 +227,7 @@ func TestWatch_ConnectionLost(t *testing.T) {
 // store.MaxWatchDelay, which is logged), and once it is back a revocation
 // wakes them again.
 func TestWatch_DatabaseGone(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	px, viaProxy := newProxy(t, url)
@@ -267,6 +272,7 @@ func TestWatch_DatabaseGone(t *testing.T) {
 // lost its connection; once LISTEN is accepted it listens again, logs
 // that, and a revocation wakes its waiters.
 func TestWatch_ListenRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	admin := rawConn(t, url)
@@ -311,6 +317,7 @@ func TestWatch_ListenRefused(t *testing.T) {
 // Options of their own, with defaults in seconds whatever MaxWatchDelay is;
 // a negative one is refused.
 func TestWatch_TimeoutOptions(t *testing.T) {
+	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	s := openInternal(t, url)
 	assert.Equal(t, DefaultWatchConnectTimeout, s.watch.cfg.ConnectTimeout)
@@ -336,6 +343,7 @@ func TestWatch_TimeoutOptions(t *testing.T) {
 // listens, without ever taking the slowness for a lost connection. Its
 // waiters are woken (polling) while it connects.
 func TestWatch_SlowConnect(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	px, viaProxy := newProxy(t, url)
