@@ -38,6 +38,7 @@ func sign(t *testing.T, alg, kid string, claims map[string]any, key any) string 
 // another algorithm than its key's is refused, whatever it is signed with
 // (RFC 8725 3.1).
 func TestVerify_algorithms(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	ctx := context.Background()
 	_, feedKey := h.apiKey("feed")

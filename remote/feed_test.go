@@ -10,6 +10,7 @@ import (
 )
 
 func TestParsePage(t *testing.T) {
+	t.Parallel()
 	page := func(s string) feedPage {
 		var p feedPage
 		require.NoError(t, json.Unmarshal([]byte(s), &p))
@@ -60,6 +61,7 @@ func TestParsePage(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
+	t.Parallel()
 	v := &Verifier{maxBackoff: 2 * time.Second}
 	for n, want := range map[int]time.Duration{1: firstBackoff, 2: 2 * firstBackoff, 3: 4 * firstBackoff, 10: 2 * time.Second, 1000: 2 * time.Second} {
 		for range 20 {

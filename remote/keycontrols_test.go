@@ -18,6 +18,7 @@ import (
 // lacking the scope 403; a key with an expiry is refused from its exp on,
 // with no leeway, from the cache and afresh.
 func TestVerify_scopesAndKeyExpiry(t *testing.T) {
+	t.Parallel()
 	clock := testutil.NewClock(time.Now().Truncate(time.Second))
 	h := newHarness(t, clock)
 	_, reader := h.apiKey("svc")
@@ -55,6 +56,7 @@ func TestVerify_scopesAndKeyExpiry(t *testing.T) {
 // revoked_at, and the verifier's long poll brings it. The new key keeps
 // verifying.
 func TestVerify_rolledKeyRefusedAtTheEndOfTheOverlap(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil) // real time: the feed lists a scheduled item by the clock
 	_, reader := h.apiKey("svc")
 	v := h.verifier(reader, &Options{Wait: 20 * time.Second, StaleAfter: time.Minute})

@@ -17,6 +17,7 @@ import (
 )
 
 func TestMiddleware(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	_, feedKey := h.apiKey("feed")
 	revokedID, revoked := h.apiKey("revoked")

@@ -22,6 +22,7 @@ import (
 )
 
 func TestOffTheShelfValidator_keyfunc(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	h.user("ann@example.com", "admin")
 	login, _ := h.login("ann@example.com")

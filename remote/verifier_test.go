@@ -20,6 +20,7 @@ import (
 )
 
 func TestNew_learnsIssuerAndProject(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	_, key := h.apiKey("svc")
 	v := h.verifier(key, nil)
@@ -36,6 +37,7 @@ func TestNew_learnsIssuerAndProject(t *testing.T) {
 }
 
 func TestNew_refusesBadArgumentsAndServers(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	_, key := h.apiKey("svc")
 	revokedID, revokedKey := h.apiKey("revoked")
@@ -95,6 +97,7 @@ func TestNew_refusesBadArgumentsAndServers(t *testing.T) {
 }
 
 func TestVerify_acceptsTheProjectsTokens(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	keyID, key := h.apiKey("svc")
 	userID := h.user("ann@example.com", "admin", "support")
@@ -131,6 +134,7 @@ func checkAccepted(t *testing.T, h *harness, v *Verifier, login, key, userID, ke
 }
 
 func TestVerify_refusesForgedForeignAndMalformedTokens(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	_, key := h.apiKey("svc")
 	h.user("ann@example.com")
@@ -221,6 +225,7 @@ func (h *harness) instance(issuer func(string) string) *latchkey.Latchkey {
 }
 
 func TestVerify_expiry(t *testing.T) {
+	t.Parallel()
 	clock := testutil.NewClock(time.Now().Truncate(time.Second))
 	h := newHarness(t, clock)
 	_, key := h.apiKey("svc")
@@ -254,6 +259,7 @@ func TestVerify_expiry(t *testing.T) {
 }
 
 func TestVerify_revocationsAreRefusedWithinASecond(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	ctx := context.Background()
 	_, feedKey := h.apiKey("feed")
@@ -306,6 +312,7 @@ func TestVerify_revocationsAreRefusedWithinASecond(t *testing.T) {
 }
 
 func TestVerify_signingKeys(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	ctx := context.Background()
 	// Tokens signed by the first key.
@@ -360,6 +367,7 @@ func TestVerify_signingKeys(t *testing.T) {
 }
 
 func TestVerify_unknownKidsReadTheKeySetAtAGivenRate(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	_, key := h.apiKey("svc")
 	h.user("ann@example.com")
@@ -389,6 +397,7 @@ func TestVerify_unknownKidsReadTheKeySetAtAGivenRate(t *testing.T) {
 }
 
 func TestVerify_failsClosedAndResumesFromTheCursor(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	ctx := context.Background()
 	_, feedKey := h.apiKey("feed")
@@ -464,6 +473,7 @@ func TestVerify_failsClosedAndResumesFromTheCursor(t *testing.T) {
 }
 
 func TestVerify_failsClosedOnAMalformedFeed(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	_, key := h.apiKey("svc")
 	var logs logBuffer
@@ -482,6 +492,7 @@ func TestVerify_failsClosedOnAMalformedFeed(t *testing.T) {
 }
 
 func TestVerify_failsClosedWhenItsAPIKeyIsRevoked(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	id, key := h.apiKey("svc")
 	_, other := h.apiKey("other")
@@ -503,6 +514,7 @@ func TestVerify_failsClosedWhenItsAPIKeyIsRevoked(t *testing.T) {
 }
 
 func TestVerify_forgetsSessionsAndUsersOnceTheirTokensExpired(t *testing.T) {
+	t.Parallel()
 	clock := testutil.NewClock(time.Now().Truncate(time.Second))
 	h := newHarness(t, clock)
 	ctx := context.Background()
@@ -552,6 +564,7 @@ func TestVerify_forgetsSessionsAndUsersOnceTheirTokensExpired(t *testing.T) {
 }
 
 func TestClose(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	_, key := h.apiKey("svc")
 	// Requests are counted as the verifier sends them: the server may see
@@ -594,6 +607,7 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // API key) is followed by the next one only after that pause, not at once
 // in a loop.
 func TestVerifier_PausesWhenLongPollIsCapped(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	_, key := h.apiKey("feed")
 	h.gate.capWaits.Store(true)
