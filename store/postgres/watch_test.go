@@ -141,7 +141,9 @@ func TestWatch_FirstCallListens(t *testing.T) {
 
 // TestWatch_ContextAndGoroutine checks that the channel closes when its
 // context ends, that one goroutine serves every waiter, and that no
-// goroutine runs once nobody waits.
+// goroutine runs once nobody waits. It counts every watcher goroutine of
+// the process, so unlike the package's other tests it does not run in
+// parallel: go test runs the parallel ones once it has ended.
 func TestWatch_ContextAndGoroutine(t *testing.T) {
 	s := openInternal(t, pgtest.NewDatabase(t))
 	waitWatchIdle(t, s)
