@@ -13,6 +13,7 @@ import (
 // TestWrap_ResultCodes checks which SQLite results become which store
 // sentinel, extended codes included.
 func TestWrap_ResultCodes(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		code sqlite.ResultCode
 		want error // nil: no sentinel

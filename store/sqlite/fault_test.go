@@ -56,6 +56,7 @@ func runFaultChild(role string) error {
 // again once the files may grow, and the database passes PRAGMA
 // integrity_check.
 func TestFault_FullDisk(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "full.db")
 	s := open(t, path)
 	ctx := t.Context()
@@ -197,6 +198,7 @@ func runFullDisk(path string) error {
 // busy timeout, writes fail with ErrUnavailable and change nothing, reads
 // are answered, and writes succeed once the lock is released.
 func TestFault_LockHeld(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "lock.db")
 	s, err := sqlitestore.Open(t.Context(), path, &sqlitestore.Options{
 		BusyTimeout: 100 * time.Millisecond,

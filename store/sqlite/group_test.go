@@ -32,6 +32,7 @@ func leadingAlone(s *Store) bool {
 // failing request (rolled back alone) and a replay (kept, with its error),
 // and checks each caller gets its own outcome.
 func TestGroupCommit_IsolatesRequests(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, filepath.Join(t.TempDir(), "g.db"), nil)
 	ctx := t.Context()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -96,6 +97,7 @@ func TestGroupCommit_IsolatesRequests(t *testing.T) {
 // TestGroupCommit_CancelledCaller checks that a caller whose context ends
 // while queued gets its error and does not disturb the batch.
 func TestGroupCommit_CancelledCaller(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, filepath.Join(t.TempDir(), "g.db"), nil)
 	ctx := t.Context()
 	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))

@@ -89,6 +89,7 @@ func withWriter(t *testing.T, s *Store, fn func(conn *sqlite.Conn)) {
 }
 
 func TestOpen_PragmasOnEveryConnection(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, filepath.Join(t.TempDir(), "p.db"), &Options{MaxOpenConns: 3, BusyTimeout: 1500 * time.Millisecond})
 	check := func(c *sqlite.Conn, queryOnly string) {
 		t.Helper()
@@ -127,6 +128,7 @@ func (d *doneSpy) Done() <-chan struct{} {
 // asking the context for its Done channel (a request's context makes one on
 // first use); only a take that has to wait does.
 func TestConnPool_TakeIdleWithoutWaiting(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, filepath.Join(t.TempDir(), "p.db"), &Options{MaxOpenConns: 1})
 	ctx := &doneSpy{Context: t.Context()}
 	c, err := s.readers.take(ctx)
@@ -143,6 +145,7 @@ func TestConnPool_TakeIdleWithoutWaiting(t *testing.T) {
 }
 
 func TestOpen_DefaultBusyTimeout(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, filepath.Join(t.TempDir(), "p.db"), nil)
 	withWriter(t, s, func(c *sqlite.Conn) { require.Equal(t, "5000", pragma(t, c, "busy_timeout")) })
 }
@@ -169,6 +172,7 @@ func holdWriteLock(t *testing.T, a *Store) (release func()) {
 // with ErrUnavailable, having changed nothing, and succeeds once the lock
 // is released.
 func TestOpen_WriteTransactionsAreImmediate(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "p.db")
 	a := openFile(t, path, nil)
 	b := openFile(t, path, &Options{BusyTimeout: 50 * time.Millisecond})
@@ -185,6 +189,7 @@ func TestOpen_WriteTransactionsAreImmediate(t *testing.T) {
 }
 
 func TestOpen_Memory(t *testing.T) {
+	t.Parallel()
 	a := openFile(t, MemoryPath, nil)
 	b := openFile(t, MemoryPath, nil)
 	ctx := t.Context()
@@ -197,6 +202,7 @@ func TestOpen_Memory(t *testing.T) {
 }
 
 func TestOpen_PathNeedingEscapes(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "we?ird#na%me.db")
 	s := openFile(t, path, nil)
 	require.NoError(t, s.CreateProject(t.Context(), store.Project{ID: "p", CreatedAt: time.Now()}))
@@ -209,6 +215,7 @@ func migrationCount(t *testing.T, s *Store) int {
 }
 
 func TestMigrate_Idempotent(t *testing.T) {
+	t.Parallel()
 	ms, err := loadMigrations()
 	require.NoError(t, err)
 	require.NotEmpty(t, ms)
@@ -223,6 +230,7 @@ func TestMigrate_Idempotent(t *testing.T) {
 }
 
 func TestMigrate_ConcurrentOpens(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "m.db")
 	const n = 6
 	var wg sync.WaitGroup
@@ -241,6 +249,7 @@ func TestMigrate_ConcurrentOpens(t *testing.T) {
 }
 
 func TestMigrate_NoMigrate(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "m.db")
 	s := openFile(t, path, &Options{NoMigrate: true})
 	ctx := t.Context()
@@ -251,6 +260,7 @@ func TestMigrate_NoMigrate(t *testing.T) {
 }
 
 func TestMigrate_RefusesNewerSchema(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "m.db")
 	s := openFile(t, path, nil)
 	_, err := s.exec(t.Context(), recordMigrationSQL, 999, "0999_future", 0)
@@ -261,6 +271,7 @@ func TestMigrate_RefusesNewerSchema(t *testing.T) {
 }
 
 func TestTimes_MicrosecondRoundTrip(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, filepath.Join(t.TempDir(), "t.db"), nil)
 	ctx := t.Context()
 	zone := time.FixedZone("X", -7*3600-1800)
@@ -282,6 +293,7 @@ func TestTimes_MicrosecondRoundTrip(t *testing.T) {
 }
 
 func TestTimes_ZeroIsNull(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, MemoryPath, nil)
 	ctx := t.Context()
 	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
@@ -310,6 +322,7 @@ func queryPlan(t *testing.T, s *Store, query string, args ...any) string {
 }
 
 func TestListContacts_QueryPlanUsesIndex(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, filepath.Join(t.TempDir(), "q.db"), nil)
 	ctx := t.Context()
 	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
@@ -339,6 +352,7 @@ func TestListContacts_QueryPlanUsesIndex(t *testing.T) {
 }
 
 func TestContacts_FloorRule(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, MemoryPath, nil)
 	ctx := t.Context()
 	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
@@ -376,6 +390,7 @@ func TestContacts_FloorRule(t *testing.T) {
 }
 
 func TestContacts_BulkIsAtomic(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, MemoryPath, nil)
 	ctx := t.Context()
 	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
@@ -406,6 +421,7 @@ func TestContacts_BulkIsAtomic(t *testing.T) {
 }
 
 func TestErrors_Translation(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, MemoryPath, nil)
 	ctx := t.Context()
 	now := time.Now()
@@ -425,6 +441,7 @@ func TestErrors_Translation(t *testing.T) {
 }
 
 func TestThrottle_PrunesEndedWindows(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, MemoryPath, nil)
 	ctx := t.Context()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -451,6 +468,7 @@ func TestThrottle_PrunesEndedWindows(t *testing.T) {
 // checks that migration 0003 keeps every contact, with its time and name,
 // in the same order, and that cursors and inserts work on the result.
 func TestMigrate_ContactPosKeepsContacts(t *testing.T) {
+	t.Parallel()
 	ms, err := loadMigrations()
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "old.db")
@@ -524,6 +542,7 @@ func TestMigrate_ContactPosKeepsContacts(t *testing.T) {
 // TestContactPos_OrdersAsTimeThenID checks the position encoding against
 // the (created_at, id) order it stands for.
 func TestContactPos_OrdersAsTimeThenID(t *testing.T) {
+	t.Parallel()
 	ats := []int64{math.MinInt64, -62135596800000000, -1, 0, 1, 1732222222000000, math.MaxInt64}
 	ids := []string{"A", "a", "a\x00", "ab", "b", "\xff"}
 	for _, a1 := range ats {
@@ -571,6 +590,7 @@ func oldDatabase(t *testing.T, path string, upTo int) *sqlite.Conn {
 // SigningKeyID, an empty revocation feed that new revocations extend; and
 // that 0005 makes its signing key an EdDSA key.
 func TestMigrate_SecondStageKeepsRows(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "old.db")
 	db := oldDatabase(t, path, 3)
 	exec := func(query string, args ...any) {
@@ -656,6 +676,7 @@ VALUES ('rf_1', 'p', 'usr_1', 3, ?, ?, ?, ?, NULL)`, us+10, us+3_600_000_000, us
 // TestClose_WaitsForReads: Close waits for a read that holds a connection,
 // and every call after Close fails.
 func TestClose_WaitsForReads(t *testing.T) {
+	t.Parallel()
 	for _, path := range []string{filepath.Join(t.TempDir(), "c.db"), MemoryPath} {
 		s := openFile(t, path, nil)
 		ctx := t.Context()
@@ -683,6 +704,7 @@ func TestClose_WaitsForReads(t *testing.T) {
 // caller other than the HTTP API) still gets that many contacts and a right
 // HasMore.
 func TestListContacts_LimitAboveMaxLimit(t *testing.T) {
+	t.Parallel()
 	for _, path := range []string{filepath.Join(t.TempDir(), "l.db"), MemoryPath} {
 		s := openFile(t, path, nil)
 		ctx := t.Context()
@@ -707,6 +729,7 @@ func TestListContacts_LimitAboveMaxLimit(t *testing.T) {
 // TestListContacts_LongValues: values longer than the page buffer's free
 // space (a name written before names were limited) are read whole.
 func TestListContacts_LongValues(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, filepath.Join(t.TempDir(), "l.db"), nil)
 	ctx := t.Context()
 	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
@@ -732,6 +755,7 @@ func TestListContacts_LongValues(t *testing.T) {
 // ErrUnavailable, having written nothing; once the lock is released it
 // says nil.
 func TestCheckWritable_WriteLockHeld(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "w.db")
 	a := openFile(t, path, nil)
 	b := openFile(t, path, &Options{BusyTimeout: 50 * time.Millisecond})
@@ -754,6 +778,7 @@ func TestCheckWritable_WriteLockHeld(t *testing.T) {
 // that the keys read back with no scopes, no expiry and no roll, and that
 // the valid one rolls.
 func TestMigrate_KeyControlsKeepKeys(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "old.db")
 	ms, err := loadMigrations()
 	require.NoError(t, err)

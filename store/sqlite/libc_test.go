@@ -12,6 +12,7 @@ import (
 // the one modernc.org/sqlite requires, unless another requirement of the
 // module raises it; this test fails then.
 func TestLibcMatchesSQLite(t *testing.T) {
+	t.Parallel()
 	goCmd := func(args ...string) string {
 		t.Helper()
 		out, err := exec.Command("go", args...).Output()

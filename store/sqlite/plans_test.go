@@ -12,6 +12,7 @@ import (
 // an index from their cursor on, and that the Prune methods find their rows
 // through an index: no query scans a whole table.
 func TestQueryPlans_UseIndexes(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, filepath.Join(t.TempDir(), "q.db"), nil)
 	for _, q := range []struct {
 		sql   string

@@ -35,6 +35,7 @@ const (
 // failures and races the others to rotate one refresh family. No write may fail with SQLITE_BUSY, every
 // count must add up, and each generation must be rotated exactly once.
 func TestMultiProcess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes")
 	}

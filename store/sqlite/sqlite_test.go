@@ -65,6 +65,7 @@ func migratedFiles(t *testing.T) func(t *testing.T) store.Store {
 const envMemoryConformance = "LATCHKEY_TEST_SQLITE_MEMORY"
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	t.Run("file", func(t *testing.T) { storetest.Run(t, migratedFiles(t)) })
 	if os.Getenv(envMemoryConformance) != "" {
 		t.Run("memory", func(t *testing.T) { storetest.Run(t, newMemoryStore) })
@@ -72,11 +73,13 @@ func TestConformance(t *testing.T) {
 }
 
 func TestConcurrency(t *testing.T) {
+	t.Parallel()
 	t.Run("file", func(t *testing.T) { storetest.RunConcurrency(t, migratedFiles(t)) })
 	t.Run("memory", func(t *testing.T) { storetest.RunConcurrency(t, newMemoryStore) })
 }
 
 func TestShared(t *testing.T) {
+	t.Parallel()
 	storetest.RunShared(t, func(t *testing.T) (a, b store.Store) {
 		path := filepath.Join(t.TempDir(), "latchkey.db")
 		return open(t, path), open(t, path)
@@ -88,6 +91,7 @@ func TestShared(t *testing.T) {
 // exists and that others may read, and so are its WAL and shared-memory
 // files. An existing database keeps its mode.
 func TestOpen_CreatesPrivateFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.Chmod(dir, 0o755))
 	path := filepath.Join(dir, "latchkey.db")

@@ -11,6 +11,7 @@ import (
 // string that starts with the prefix sorts below it, byte by byte, and
 // every string at or above it does not start with the prefix.
 func TestPrefixEnd(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		prefix, end string
 		ok          bool

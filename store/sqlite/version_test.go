@@ -22,6 +22,7 @@ import (
 // had started after another call returned must have a greater version than
 // that other call.
 func TestChangeVersion_ConcurrentCallsSeeEarlierCommits(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, filepath.Join(t.TempDir(), "v.db"), nil)
 	ctx := t.Context()
 	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
@@ -85,6 +86,7 @@ func TestChangeVersion_ConcurrentCallsSeeEarlierCommits(t *testing.T) {
 // transaction after each call, so it never keeps a checkpoint from
 // resetting the WAL (which would then grow without bound).
 func TestChangeVersion_HoldsNoSnapshot(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, filepath.Join(t.TempDir(), "v.db"), nil)
 	ctx := t.Context()
 	v0, err := s.ChangeVersion(ctx)
@@ -105,6 +107,7 @@ func TestChangeVersion_HoldsNoSnapshot(t *testing.T) {
 // TestChangeVersion_FailsAfterClose: a closed store reports an error, never
 // a version a caller could trust.
 func TestChangeVersion_FailsAfterClose(t *testing.T) {
+	t.Parallel()
 	for _, path := range []string{filepath.Join(t.TempDir(), "v.db"), MemoryPath} {
 		s := openFile(t, path, nil)
 		_, err := s.ChangeVersion(t.Context())
@@ -122,6 +125,7 @@ func TestChangeVersion_FailsAfterClose(t *testing.T) {
 // operator's sqlite3 shell) changes the value the next call on that
 // connection returns.
 func TestChangeVersion_ReaderReuse(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "v.db")
 	s := openFile(t, path, &Options{MaxOpenConns: 1})
 	other := openFile(t, path, nil)

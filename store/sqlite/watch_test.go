@@ -56,6 +56,7 @@ func isClosed(ch <-chan struct{}, d time.Duration) bool {
 // the file (another process's, in production) closes the channel within
 // store.MaxWatchDelay; without a commit, the channel stays open.
 func TestWatch_OtherHandle(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "w.db")
 	a := openFile(t, path, nil)
 	b := openFile(t, path, nil)
@@ -72,6 +73,7 @@ func TestWatch_OtherHandle(t *testing.T) {
 // TestWatch_OwnRevocation: a revocation of this store closes every waiting
 // channel at once, on a file and in memory (where nothing is polled).
 func TestWatch_OwnRevocation(t *testing.T) {
+	t.Parallel()
 	for _, path := range []string{filepath.Join(t.TempDir(), "w.db"), MemoryPath} {
 		s := openFile(t, path, nil)
 		revocable(t, s, 1)
@@ -93,6 +95,7 @@ func TestWatch_OwnRevocation(t *testing.T) {
 // TestWatch_ContextEnds: a waiter's channel closes when its context ends,
 // others keep waiting, and no goroutine runs once nobody waits.
 func TestWatch_ContextEnds(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, filepath.Join(t.TempDir(), "w.db"), nil)
 	ctx1, cancel1 := context.WithCancel(t.Context())
 	ctx2, cancel2 := context.WithCancel(t.Context())
@@ -118,6 +121,7 @@ func TestWatch_ContextEnds(t *testing.T) {
 // TestWatch_Close: Close wakes every waiter and stops the poller; a watch
 // after Close returns a closed channel.
 func TestWatch_Close(t *testing.T) {
+	t.Parallel()
 	s := openFile(t, filepath.Join(t.TempDir(), "w.db"), nil)
 	ch := s.WatchRevocations(t.Context())
 	require.True(t, polling(s))
@@ -131,6 +135,7 @@ func TestWatch_Close(t *testing.T) {
 // woken at the poller's next tick, so that a caller that watches in a loop
 // reads the feed at that pace rather than in a busy loop.
 func TestWatch_VersionFails(t *testing.T) {
+	t.Parallel()
 	w := newWatcher(func() (uint64, error) { return 0, errors.New("broken") })
 	defer w.close()
 	start := time.Now()
