@@ -2,8 +2,6 @@ package identity
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -55,15 +53,15 @@ type Authenticator struct {
 	hasher *Hasher
 	lim    Limiter
 	log    *slog.Logger
-	dummy  string
+	decoy  string    // decoyHash, checked in place of an unknown user's hash
 	flying *inFlight // attempts let through, their outcome not yet counted
 }
 
 // NewAuthenticator returns an Authenticator over users, hashing with h and
-// throttling with lim. It computes one argon2id hash of a random password,
-// checked in place of a user's hash when the email is unknown, so that an
-// unknown email costs what a wrong password costs. It panics if a required
-// dependency is nil.
+// throttling with lim. When the email is unknown, a password is checked
+// against an argon2id hash with a random salt and key that no password
+// matches, so that an unknown email costs what a wrong password costs (one
+// hash). It panics if a required dependency is nil.
 func NewAuthenticator(users store.UserStore, h *Hasher, lim Limiter, opts *AuthOptions) *Authenticator {
 	if users == nil || h == nil || lim == nil {
 		panic("identity: NewAuthenticator requires a UserStore, a Hasher and a Limiter")
@@ -75,13 +73,7 @@ func NewAuthenticator(users store.UserStore, h *Hasher, lim Limiter, opts *AuthO
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	var pw [24]byte
-	_, _ = rand.Read(pw[:])
-	dummy, err := h.Hash(context.Background(), base64.RawStdEncoding.EncodeToString(pw[:]))
-	if err != nil {
-		panic("identity: hashing the dummy password: " + err.Error()) // unreachable: the password is short and ctx never ends
-	}
-	return &Authenticator{users: users, hasher: h, lim: lim, log: o.Logger, dummy: dummy, flying: newInFlight()}
+	return &Authenticator{users: users, hasher: h, lim: lim, log: o.Logger, decoy: decoyHash(), flying: newInFlight()}
 }
 
 // Authenticate returns the user of project projectID whose email equals
@@ -165,7 +157,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid):
 		// ErrInvalid: an email the store refuses to look up (empty) is
 		// an unknown email too.
-		if _, _, err := a.hasher.verify(ctx, a.dummy, password, admit); err != nil {
+		if _, _, err := a.hasher.verify(ctx, a.decoy, password, admit); err != nil {
 			return store.User{}, err
 		}
 		return store.User{}, a.fail(ctx, at, projectID, account, address, clientAddr, "", "unknown email")
@@ -177,7 +169,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 	if errors.Is(err, ErrUnknownHash) {
 		a.log.ErrorContext(ctx, "stored password hash is unreadable", "project", projectID, "user", u.ID)
 		// Cost one hash, as any other failure does.
-		_, _, err = a.hasher.verify(ctx, a.dummy, password, admit)
+		_, _, err = a.hasher.verify(ctx, a.decoy, password, admit)
 	}
 	if err != nil {
 		return store.User{}, err

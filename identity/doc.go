@@ -17,8 +17,8 @@
 //
 // [Authenticator.Authenticate] checks an email and a password. A wrong
 // email and a wrong password are both [ErrInvalidCredentials], and an
-// unknown email still costs one argon2id hash, against a dummy hash made at
-// construction. A [Limiter] counts failures per account (project and
+// unknown email still costs one argon2id hash, against a decoy hash (a
+// random salt and key) that no password matches. A [Limiter] counts failures per account (project and
 // normalized email, whether the account exists or not) and per client
 // address, in fixed windows; over the limit Authenticate returns a
 // [*RateLimitedError] before any hashing. [NewMemoryLimiter] keeps a

@@ -30,3 +30,7 @@ func RefreshToken(masterKey []byte, projectID, familyID string, gen int64) strin
 
 // Slots returns how many hashes h runs at once.
 func (h *Hasher) Slots() int { return cap(h.slots) }
+
+// DecoyHash is decoyHash, the hash an Authenticator checks in place of an
+// unknown user's.
+var DecoyHash = decoyHash

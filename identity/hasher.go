@@ -241,8 +241,25 @@ func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 	}
 	key := argon2.IDKey([]byte(password), salt, ArgonTime, ArgonMemory, ArgonThreads, ArgonKeyLen)
 	h.release()
+	return formatPHC(salt, key), nil
+}
+
+// formatPHC returns the argon2id PHC string of a key derived with Hash's
+// parameters from salt.
+func formatPHC(salt, key []byte) string {
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
-		argon2.Version, ArgonMemory, ArgonTime, ArgonThreads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
+		argon2.Version, ArgonMemory, ArgonTime, ArgonThreads, b64.EncodeToString(salt), b64.EncodeToString(key))
+}
+
+// decoyHash returns an argon2id PHC string with Hash's parameters and a
+// random salt and key. Verifying a password against it costs one hash, as
+// against any stored hash, and no password matches it: that would take a
+// password whose key is the random one (a chance of 2^-256).
+func decoyHash() string {
+	salt, key := make([]byte, ArgonSaltLen), make([]byte, ArgonKeyLen)
+	_, _ = rand.Read(salt) // crypto/rand.Read never returns an error.
+	_, _ = rand.Read(key)
+	return formatPHC(salt, key)
 }
 
 // Verify reports whether password matches hash, an argon2id PHC string or a

@@ -56,6 +56,32 @@ func TestHasher_HashVerify(t *testing.T) {
 	assert.ErrorIs(t, err, identity.ErrPasswordTooLong)
 }
 
+// The decoy hash an unknown email is checked against has the shape and the
+// parameters of a real one, so checking it costs one hash, and no password
+// matches it.
+func TestDecoyHash(t *testing.T) {
+	ctx := context.Background()
+	h := identity.NewHasher(nil)
+	decoy := identity.DecoyHash()
+	assert.Regexp(t, `^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$`, decoy)
+	assert.NotEqual(t, decoy, identity.DecoyHash(), "salts and keys are random")
+	for _, pw := range []string{"", "pässwörd", "correct horse"} {
+		ok, rehash, err := h.Verify(ctx, decoy, pw)
+		require.NoError(t, err)
+		assert.False(t, ok, "%q matched the decoy", pw)
+		assert.False(t, rehash)
+	}
+
+	// Verifying it waits for a hashing slot, as every hash does.
+	release, err := h.HoldSlots(ctx)
+	require.NoError(t, err)
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, _, err = h.Verify(short, decoy, "pässwörd")
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	release()
+}
+
 func TestHasher_NeedsRehash(t *testing.T) {
 	ctx := context.Background()
 	h := identity.NewHasher(nil)
