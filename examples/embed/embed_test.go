@@ -51,7 +51,7 @@ func TestEmbed(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-addr", addr, "-db", filepath.Join(dir, "latchkey.db"))
-	cmd.Env = append(os.Environ(), "LATCHKEY_MASTER_KEY="+base64.StdEncoding.EncodeToString(key), "ADMIN_PASSWORD=pw-of-admin")
+	cmd.Env = testutil.ProgramEnv(append(os.Environ(), "LATCHKEY_MASTER_KEY="+base64.StdEncoding.EncodeToString(key), "ADMIN_PASSWORD=pw-of-admin"))
 	var stderr testutil.Buffer // written by the child's copier while the loop reads it
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())

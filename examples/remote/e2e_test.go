@@ -55,9 +55,9 @@ func TestMain(m *testing.M) {
 // childEnv is the environment of the child processes: the test's, without
 // settings that would change what the server does.
 func childEnv() []string {
-	return slices.DeleteFunc(os.Environ(), func(s string) bool {
+	return testutil.ProgramEnv(slices.DeleteFunc(os.Environ(), func(s string) bool {
 		return strings.HasPrefix(s, "LATCHKEY_MASTER_KEY=") || strings.HasPrefix(s, "LATCHKEY_PUBLIC_URL=")
-	})
+	}))
 }
 
 // process is a running child that printed a "listening" line.

@@ -59,7 +59,7 @@ func TestMain(m *testing.M) {
 // without a master key override.
 func childEnv(extra ...string) []string {
 	env := slices.DeleteFunc(os.Environ(), func(s string) bool { return strings.HasPrefix(s, masterKeyEnv+"=") })
-	return append(env, extra...)
+	return testutil.ProgramEnv(append(env, extra...))
 }
 
 // server is a running example server.
@@ -334,6 +334,7 @@ func ok(t *testing.T, dir, stdin string, args ...string) []map[string]any {
 }
 
 func TestE2E_paging237(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "pages")
 	ok(t, dir, "", "contact seed", "-project", "pages", "-n", "237")
@@ -376,6 +377,7 @@ func TestE2E_paging237(t *testing.T) {
 }
 
 func TestE2E_pagingWhileAnotherProcessInserts(t *testing.T) {
+	t.Parallel()
 	dir := newDataDir(t)
 	ok(t, dir, "", "contact seed", "-project", "default", "-n", "60")
 	token := ok(t, dir, "", "key create", "-project", "default", "-name", "k")[0]["token"].(string)
@@ -392,6 +394,7 @@ func TestE2E_pagingWhileAnotherProcessInserts(t *testing.T) {
 }
 
 func TestE2E_limitsAndCursors(t *testing.T) {
+	t.Parallel()
 	dir := newDataDir(t)
 	ok(t, dir, "", "contact seed", "-project", "default", "-n", "150")
 	token := ok(t, dir, "", "key create", "-project", "default", "-name", "k")[0]["token"].(string)
@@ -423,6 +426,7 @@ func TestE2E_limitsAndCursors(t *testing.T) {
 }
 
 func TestE2E_projectIsolation(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, p := range []string{"a", "b"} {
 		ok(t, dir, "", "project create", p)
@@ -458,6 +462,7 @@ func TestE2E_projectIsolation(t *testing.T) {
 }
 
 func TestE2E_revocationByTheCLIWhileServing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	key := ok(t, dir, "", "key create", "-project", "default", "-name", "backend")[0]
@@ -482,6 +487,7 @@ func TestE2E_revocationByTheCLIWhileServing(t *testing.T) {
 }
 
 func TestE2E_projectCreatedByTheCLIIsServedAtOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	s.problem("GET", "/p/fresh/.well-known/jwks.json", "", http.StatusNotFound, "not_found")
@@ -494,6 +500,7 @@ func TestE2E_projectCreatedByTheCLIIsServedAtOnce(t *testing.T) {
 }
 
 func TestE2E_healthz(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir())
 	r := s.do("GET", "/healthz", "", "")
 	require.Equal(t, http.StatusOK, r.status)
@@ -503,6 +510,7 @@ func TestE2E_healthz(t *testing.T) {
 }
 
 func TestE2E_requestLogNeverHoldsSecrets(t *testing.T) {
+	t.Parallel()
 	dir := newDataDir(t)
 	ok(t, dir, "hunter2-password\n", "user create", "-project", "default", "-email", "ada@example.com")
 	s := startServer(t, dir)
@@ -533,6 +541,7 @@ func TestE2E_requestLogNeverHoldsSecrets(t *testing.T) {
 // client's own when it is safe, else a new one), that problem bodies name
 // it, and that the request's log line holds it.
 func TestE2E_requestID(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir())
 	send := func(path, id string) result {
 		t.Helper()
@@ -582,6 +591,7 @@ func TestE2E_requestID(t *testing.T) {
 }
 
 func TestE2E_gracefulShutdown(t *testing.T) {
+	t.Parallel()
 	dir := newDataDir(t)
 	ok(t, dir, "pw-of-ada\n", "user create", "-project", "default", "-email", "ada@example.com")
 	s := startServer(t, dir)
@@ -618,6 +628,7 @@ func TestE2E_gracefulShutdown(t *testing.T) {
 }
 
 func TestE2E_masterKey(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	ok(t, dir, "", "project create", "mk")
 	fi, err := os.Stat(filepath.Join(dir, "master.key"))
@@ -662,6 +673,7 @@ func TestE2E_masterKey(t *testing.T) {
 }
 
 func TestE2E_commandLineErrors(t *testing.T) {
+	t.Parallel()
 	dir := newDataDir(t)
 	cases := []struct {
 		name  string
@@ -710,6 +722,7 @@ func TestE2E_commandLineErrors(t *testing.T) {
 }
 
 func TestE2E_demo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, dir, "-demo")
 	var demo map[string]any
@@ -745,6 +758,7 @@ func TestE2E_demo(t *testing.T) {
 }
 
 func TestE2E_demoWalkthroughAsPasted(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { walkthrough(t) })
 	t.Run("postgres", func(t *testing.T) { walkthrough(t, "-db", pgtest.NewDatabase(t)) })
 	t.Run("mysql", func(t *testing.T) { walkthrough(t, "-db", mytest.NewDatabase(t)) })
@@ -815,12 +829,14 @@ func memberNames(m map[string]any) []string {
 // (LATCHKEY_TEST_POSTGRES): what the command line changes, and what one
 // server does, the other sees at once.
 func TestE2E_postgresTwoInstances(t *testing.T) {
+	t.Parallel()
 	twoInstances(t, pgtest.NewDatabase(t))
 }
 
 // TestE2E_mysqlTwoInstances is TestE2E_postgresTwoInstances on one MySQL or
 // MariaDB database (LATCHKEY_TEST_MYSQL).
 func TestE2E_mysqlTwoInstances(t *testing.T) {
+	t.Parallel()
 	twoInstances(t, mytest.NewDatabase(t))
 }
 
@@ -856,6 +872,7 @@ func twoInstances(t *testing.T, db string) {
 // the default project at /console/ and for project P at /p/P/console/ (the
 // browser tests in keys/console drive it through the same routing).
 func TestE2E_console(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "acme")
 	s := startServer(t, dir)
@@ -871,6 +888,7 @@ func TestE2E_console(t *testing.T) {
 }
 
 func TestE2E_accessLogRate(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir(), "-access-log-rate", "1")
 	const n = 30
 	start := time.Now()

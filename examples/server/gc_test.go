@@ -12,6 +12,7 @@ import (
 // list load's settings. A variable set in the environment (GOGC,
 // GOMEMLIMIT) leaves its setting to it.
 func TestTuneGC_WhileHashing(t *testing.T) {
+	// Not parallel: it sets the process's garbage collector settings.
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	limit := func() int64 { return debug.SetMemoryLimit(-1) }

@@ -115,6 +115,7 @@ var needsData = map[string]struct {
 // LATCHKEY_MASTER_KEY set. Each fails, says where it looked, and creates
 // nothing; serve and project create still create what they need.
 func TestE2E_noDataNoCommand(t *testing.T) {
+	t.Parallel()
 	key := []string{masterKeyEnv + "=" + strings.Repeat("Ab", 21) + "A="}
 	for _, name := range commandNames(t) {
 		if createsData(name) {
@@ -167,6 +168,7 @@ func TestE2E_noDataNoCommand(t *testing.T) {
 // without Latchkey's schema: it fails, names the database but not its
 // password, and creates no table.
 func TestE2E_noDataNoCommandPostgres(t *testing.T) {
+	t.Parallel()
 	db := pgtest.NewDatabase(t)
 	withPassword := strings.Replace(db, "postgres://postgres@", "postgres://postgres:hunter2-db-secret@", 1)
 	dir := t.TempDir()
@@ -194,6 +196,7 @@ func TestE2E_noDataNoCommandPostgres(t *testing.T) {
 // without Latchkey's schema: it fails, names the database, and creates no
 // table.
 func TestE2E_noDataNoCommandMySQL(t *testing.T) {
+	t.Parallel()
 	db := mytest.NewDatabase(t)
 	dir := t.TempDir()
 	res := cli(t, dir, "", "key list", "-db", db, "-project", "default")
@@ -214,6 +217,7 @@ func TestE2E_noDataNoCommandMySQL(t *testing.T) {
 // TestE2E_help checks that -h prints every command's usage and flags, with
 // their defaults, on stderr, and creates nothing.
 func TestE2E_help(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	for _, name := range commandNames(t) {
 		for _, h := range []string{"-h", "-help"} {

@@ -26,6 +26,7 @@ import (
 // a failing check is answered false until a later check passes; a check
 // runs on even when the request that started it is cancelled.
 func TestHealth_Cached(t *testing.T) {
+	t.Parallel()
 	var (
 		mu    sync.Mutex
 		now   = time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
@@ -78,6 +79,7 @@ func TestHealth_Cached(t *testing.T) {
 // answers 503 too, and records its public URL once the database takes
 // writes again; then /healthz is 200.
 func TestE2E_healthzReadOnlyPostgres(t *testing.T) {
+	t.Parallel()
 	db := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "-db", db, "acme")
@@ -131,6 +133,7 @@ func TestE2E_healthzReadOnlyPostgres(t *testing.T) {
 // login works; the second starts, and its /healthz is 503 with only
 // {"status":"unavailable"}, and so is a login, with Retry-After.
 func TestE2E_healthzReadOnlyMySQL(t *testing.T) {
+	t.Parallel()
 	db := mytest.NewDatabase(t)
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "-db", db, "acme")

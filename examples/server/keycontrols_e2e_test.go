@@ -14,6 +14,7 @@ import (
 // scheduled revocation), a second roll of the same key refused, and a roll
 // with no overlap revoking at once; all while the server runs.
 func TestE2E_keyScopesExpiryAndRoll(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	key := ok(t, dir, "", "key create", "-project", "default", "-name", "billing",
@@ -73,6 +74,7 @@ func TestE2E_keyScopesExpiryAndRoll(t *testing.T) {
 // revoke print it with revoked_at (the scheduled time, as the feed says) and
 // no longer a scheduled revocation.
 func TestE2E_keyListAfterTheOverlap(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	key := ok(t, dir, "", "key create", "-project", "default", "-name", "billing")[0]

@@ -15,6 +15,7 @@ import (
 )
 
 func TestAccessLimit_admit(t *testing.T) {
+	t.Parallel()
 	a := &accessLimit{rate: 2}
 	t0 := time.Unix(1_800_000_000, 0)
 	type step struct {
@@ -44,6 +45,7 @@ func TestAccessLimit_admit(t *testing.T) {
 }
 
 func TestAccessLimit_zeroRateLogsEverything(t *testing.T) {
+	t.Parallel()
 	a := &accessLimit{}
 	now := time.Unix(1_800_000_000, 0)
 	for range 1000 {

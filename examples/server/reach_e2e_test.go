@@ -98,6 +98,7 @@ func checkCORS(t *testing.T, s *server, access string, listed ...string) {
 // serve -cors-origin (repeatable) and LATCHKEY_CORS_ORIGINS list the
 // origins whose pages may call the API; none by default.
 func TestE2E_corsOrigins(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "acme")
 	ok(t, dir, "pw-of-ada\n", "user create", "-project", "acme", "-email", "ada@example.com")
@@ -158,6 +159,7 @@ func behind(s *server) *http.Client {
 // the iss of the server's tokens, and the remote verifier, which checks iss
 // against the discovery document, accepts it.
 func TestE2E_cliMintsWithTheRecordedPublicURL(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "acme")
 	ok(t, dir, "pw-of-ada\n", "user create", "-project", "acme", "-email", "ada@example.com")
@@ -210,6 +212,7 @@ func TestE2E_cliMintsWithTheRecordedPublicURL(t *testing.T) {
 // as client_secret_basic credentials (each form-urlencoded, then base64),
 // with token_type_hint, as openid-client and zitadel's resource server do.
 func TestE2E_introspectionWithClientSecretBasic(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "acme")
 	ok(t, dir, "pw-of-ada\n", "user create", "-project", "acme", "-email", "ada@example.com")

@@ -16,6 +16,7 @@ import (
 // autovacuum's passes would leave it: its size known to the planner, every
 // page all-visible (postgres.Store.AnalyzeContacts after the batches).
 func TestE2E_contactSeedReadiesPostgres(t *testing.T) {
+	t.Parallel()
 	db := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "-db", db, "seeded")

@@ -39,6 +39,7 @@ func (s *server) form(path, token string, values url.Values) result {
 // Logout on one server process ends the session on another process serving
 // the same SQLite file, at its next request.
 func TestE2E_logoutEndsTheSessionOnAnotherProcess(t *testing.T) {
+	t.Parallel()
 	dir := newDataDir(t)
 	ok(t, dir, "pw-ada-secret\n", "user create", "-project", "default", "-email", "ada@example.com")
 	a := startServer(t, dir)
@@ -59,6 +60,7 @@ func TestE2E_logoutEndsTheSessionOnAnotherProcess(t *testing.T) {
 // user disable, user enable and user list on the command line, while a
 // server runs: the disabled user's tokens are refused at the next request.
 func TestE2E_userCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "acme")
 	for _, e := range []string{"ada@example.com", "bob@example.com", "cy@example.org"} {
@@ -116,6 +118,7 @@ func TestE2E_userCommands(t *testing.T) {
 // The discovery document names the issuer; introspection and the feed work
 // with an API key made on the command line.
 func TestE2E_issuerDiscoveryIntrospectionFeed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "acme")
 	ok(t, dir, "pw-ada-secret\n", "user create", "-project", "acme", "-email", "ada@example.com")
@@ -197,6 +200,7 @@ func TestE2E_issuerDiscoveryIntrospectionFeed(t *testing.T) {
 // audit list prints the audit log, newest first, and pages with -limit and
 // -cursor.
 func TestE2E_auditList(t *testing.T) {
+	t.Parallel()
 	dir := newDataDir(t)
 	ok(t, dir, "pw-of-ada\n", "user create", "-project", "default", "-email", "ada@example.com")
 	k := ok(t, dir, "", "key create", "-project", "default", "-name", "k")[0]

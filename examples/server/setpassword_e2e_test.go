@@ -15,6 +15,7 @@ import (
 // does, the audit log records it, and a password the policy refuses
 // changes nothing. No password is ever printed.
 func TestE2E_userSetPassword(t *testing.T) {
+	t.Parallel()
 	dir := newDataDir(t)
 	created := ok(t, dir, "the old password\n", "user create", "-project", "default", "-email", "ada@example.com", "-tags", "ops")[0]
 	ok(t, dir, "bob's password\n", "user create", "-project", "default", "-email", "bob@example.com")

@@ -28,6 +28,7 @@ func headerOf(t *testing.T, token string) map[string]any {
 // key in its algorithm's form and lists the algorithms in discovery, and
 // tokens of the older key keep working.
 func TestE2E_signingAlgorithms(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "-alg", "RS256", "rs")
 	ok(t, dir, "", "project create", "-alg", "ES256", "ec")

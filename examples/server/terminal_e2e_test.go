@@ -38,6 +38,7 @@ func openPTY(t *testing.T) (control, tty *os.File) {
 // On a terminal, user create prompts for the password and reads it without
 // echo.
 func TestE2E_userCreateOnATerminal(t *testing.T) {
+	t.Parallel()
 	dir := newDataDir(t)
 	control, tty := openPTY(t)
 	cmd := exec.Command(serverBin, "user", "create", "-data", dir, "-project", "default", "-email", "ada@example.com")

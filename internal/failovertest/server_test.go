@@ -42,7 +42,7 @@ func startServer(t *testing.T, bin, dbURL string) server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "serve", "-addr", "127.0.0.1:0", "-data", t.TempDir(), "-db", dbURL)
-	cmd.Env = append(os.Environ(), "LATCHKEY_MASTER_KEY="+base64.StdEncoding.EncodeToString(masterKey))
+	cmd.Env = testutil.ProgramEnv(append(os.Environ(), "LATCHKEY_MASTER_KEY="+base64.StdEncoding.EncodeToString(masterKey)))
 	cmd.Stderr = failureLog(t, "the example server on "+dbURL)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
