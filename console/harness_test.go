@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,15 +109,45 @@ func newFixture(t testing.TB, o *fixtureOptions) *fixture {
 		_, err := lk.CreateProject(ctx, p)
 		require.NoError(t, err)
 	}
+	hashes := fixtureHashes()
 	for _, p := range []string{project, otherProject, store.DefaultProject} {
-		_, err := lk.Users().Create(ctx, p, adminEmail, adminPassword, []string{"ops", console.AdminTag})
-		require.NoError(t, err)
+		f.createUser(t, p, adminEmail, hashes[adminPassword], []string{"ops", console.AdminTag})
 	}
-	_, err = lk.Users().Create(ctx, project, devEmail, devPassword, []string{"dev"})
-	require.NoError(t, err)
+	f.createUser(t, project, devEmail, hashes[devPassword], []string{"dev"})
 
 	f.srv = f.serve(t, lk)
 	return f
+}
+
+// fixtureHashes returns an argon2id hash of each fixture password, made
+// once for the test binary. Under the race detector a hash costs about as
+// much CPU as the rest of a fixture's setup, and a fixture has four users.
+var fixtureHashes = sync.OnceValue(func() map[string]string {
+	h := identity.NewHasher(nil)
+	hashes := make(map[string]string)
+	for _, pw := range []string{adminPassword, devPassword} {
+		hash, err := h.Hash(context.Background(), pw)
+		if err != nil {
+			panic(err) // unreachable: the passwords are short and the context never ends
+		}
+		hashes[pw] = hash
+	}
+	return hashes
+})
+
+// createUser stores a fixture user whose password has the argon2id hash
+// hash, as lk.Users().Create would store it (the users a test creates
+// itself go through Create).
+func (f *fixture) createUser(t testing.TB, projectID, email, hash string, tags []string) {
+	t.Helper()
+	require.NoError(t, f.st.CreateUser(context.Background(), store.User{
+		ID:           store.NewID(store.PrefixUser),
+		ProjectID:    projectID,
+		Email:        email,
+		PasswordHash: hash,
+		Tags:         tags,
+		CreatedAt:    store.Truncate(time.Now()), // Latchkey's clock, not the console's
+	}))
 }
 
 // serve serves lk the way the example server does, over a real HTTP server.
