@@ -18,12 +18,13 @@
 // [Authenticator.Authenticate] checks an email and a password. A wrong
 // email and a wrong password are both [ErrInvalidCredentials], and an
 // unknown email still costs one argon2id hash, against a decoy hash (a
-// random salt and key) that no password matches. A [Limiter] counts failures per account (project and
-// normalized email, whether the account exists or not) and per client
-// address, in fixed windows; over the limit Authenticate returns a
-// [*RateLimitedError] before any hashing. [NewMemoryLimiter] keeps a
-// bounded number of counters in memory; [NewStoreLimiter] keeps them in a
-// store.ThrottleStore so that several instances throttle as one.
+// random salt and key) that no password matches. A [Limiter] counts
+// failures per account (project and normalized email, whether the account
+// exists or not) and per client address, in fixed windows; over the limit
+// Authenticate returns a [*RateLimitedError] before any hashing.
+// [NewMemoryLimiter] keeps a bounded number of counters in memory;
+// [NewStoreLimiter] keeps them in a store.ThrottleStore so that several
+// instances throttle as one.
 //
 // # Refresh tokens
 //
