@@ -176,7 +176,9 @@ func (a *APIKeys) Roll(ctx context.Context, projectID, id string, overlap time.D
 		Scopes:    cur.Scopes,
 	}
 	if !cur.ExpiresAt.IsZero() {
-		next.ExpiresAt = expiryAt(now, max(cur.ExpiresAt.Sub(cur.CreatedAt), time.Second))
+		// The old token's exp minus its iat: whole seconds, as both are.
+		lifetime := cur.ExpiresAt.Sub(cur.CreatedAt.Truncate(time.Second))
+		next.ExpiresAt = expiryAt(now, max(lifetime, time.Second))
 	}
 	if err := store.CheckRollable(cur, next, now); err != nil {
 		return store.APIKey{}, store.APIKey{}, "", fmt.Errorf("keys: roll API key: %w", err)

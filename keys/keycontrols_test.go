@@ -176,6 +176,30 @@ func TestAPIKeys_RollOverlapOnTwoInstances(t *testing.T) {
 	require.NoError(t, both(newTok), "the new key after the overlap")
 }
 
+// A rolled key with an expiry gets the old key's lifetime again, whole,
+// from the roll: exp minus iat is the same on both tokens, whatever
+// fraction of a second the key was created and rolled at, however often
+// it is rolled.
+func TestAPIKeys_RollKeepsTheLifetime(t *testing.T) {
+	e := newEnv(t, nil, "alpha")
+	ctx := context.Background()
+	e.clock.Advance(700 * time.Millisecond)
+	k, tok := e.scopedKey("alpha", nil, time.Hour)
+	lifetime := func(tok string) float64 {
+		c := decodeClaims(t, tok)
+		return c["exp"].(float64) - c["iat"].(float64)
+	}
+	require.EqualValues(t, 3600, lifetime(tok))
+	for range 3 {
+		e.clock.Advance(10*time.Minute + 600*time.Millisecond)
+		_, next, newTok, err := e.ak.Roll(ctx, "alpha", k.ID, 0)
+		require.NoError(t, err)
+		require.EqualValues(t, 3600, lifetime(newTok), "the successor's exp - iat")
+		require.True(t, next.ExpiresAt.Equal(e.clock.Now().Truncate(time.Second).Add(time.Hour)), "expires_at %s", next.ExpiresAt)
+		k = next
+	}
+}
+
 // A roll with no overlap revokes the old key at once; a revoked, unknown or
 // already rolled key does not roll, and nothing is created.
 func TestAPIKeys_RollRefused(t *testing.T) {
