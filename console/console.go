@@ -84,16 +84,16 @@ type SigningKeyLister interface {
 // emailPrefix case-insensitively; Create returns an error matching
 // store.ErrInvalid for an email, tags or password it refuses and
 // store.ErrConflict for an email the project has; SetTags returns one
-// matching store.ErrInvalid for tags store.CheckTags refuses; SetPassword
-// one matching store.ErrInvalid for a password it refuses; Disable ends
-// every session of the user at once.
+// matching store.ErrInvalid for tags store.CheckTags refuses;
+// ResetPassword one matching store.ErrInvalid for a password it refuses,
+// and otherwise ends every session of the user at once, as Disable does.
 type UserManager interface {
 	Get(ctx context.Context, projectID, id string) (store.User, error)
 	GetByEmail(ctx context.Context, projectID, email string) (store.User, error)
 	List(ctx context.Context, projectID, emailPrefix string, req paginate.Request) (paginate.Page[store.User], error)
 	Create(ctx context.Context, projectID, email, password string, tags []string) (store.User, error)
 	SetTags(ctx context.Context, projectID, id string, tags []string) error
-	SetPassword(ctx context.Context, projectID, id, password string) error
+	ResetPassword(ctx context.Context, projectID, id, password string) (store.User, error)
 	Disable(ctx context.Context, projectID, id string) (store.User, error)
 	Enable(ctx context.Context, projectID, id string) (store.User, error)
 }

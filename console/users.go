@@ -272,7 +272,8 @@ func (h *Handler) setUserTags(c *call) {
 }
 
 // setUserPassword serves POST user-password: the given password, or a
-// generated one shown once in this response's body.
+// generated one shown once in this response's body. Every session the user
+// had started ends.
 func (h *Handler) setUserPassword(c *call) {
 	u, ok := h.findUser(c, c.r.PostForm.Get("id"))
 	if !ok {
@@ -283,7 +284,7 @@ func (h *Handler) setUserPassword(c *call) {
 	if generated {
 		password = generatePassword()
 	}
-	err := h.deps.Users.SetPassword(c.r.Context(), c.project, u.ID, password)
+	_, err := h.deps.Users.ResetPassword(c.r.Context(), c.project, u.ID, password)
 	switch {
 	case errors.Is(err, store.ErrInvalid):
 		h.renderUser(c, http.StatusBadRequest, userData{Tags: strings.Join(u.Tags, ", "), PasswordError: passwordError(password)}, u)
@@ -301,7 +302,7 @@ func (h *Handler) setUserPassword(c *call) {
 		return
 	}
 	h.setFlash(c, flash{Kind: "success", Message: fmt.Sprintf(
-		"Set a new password for %s. Sessions they already started go on; disable the account to end them.", u.Email)})
+		"Set a new password for %s. Every session they had started has ended, on every server.", u.Email)})
 	redirect(c.w, userLink(u.ID))
 }
 

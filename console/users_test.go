@@ -230,15 +230,22 @@ func TestConsole_ChangeUser(t *testing.T) {
 		assert.Equal(t, []string{"admin", "ops", "owner"}, f.user(t, project, adminEmail).Tags)
 	})
 	t.Run("password", func(t *testing.T) {
+		// A new password ends every session the user had, as the CLI's
+		// user set-password does.
+		token := f.apiLogin(t, project, devEmail, mustPassword(t, f, dev.ID))
+		require.Equal(t, http.StatusOK, f.apiStatus(t, project, token))
 		r := post("user-password", url.Values{"id": {dev.ID}, "password": {"a brand new password"}})
 		require.Equal(t, http.StatusSeeOther, r.status)
-		assert.Contains(t, c.get("user?id="+dev.ID).body, "Sessions they already started go on")
-		f.apiLogin(t, project, devEmail, "a brand new password")
+		assert.Contains(t, c.get("user?id="+dev.ID).body, "Every session they had started has ended")
+		assert.Equal(t, http.StatusUnauthorized, f.apiStatus(t, project, token), "a login token of a session started before")
+		token = f.apiLogin(t, project, devEmail, "a brand new password")
 
 		r = post("user-password", url.Values{"id": {dev.ID}, "password": {""}})
 		require.Equal(t, http.StatusOK, r.status)
+		assert.Equal(t, http.StatusUnauthorized, f.apiStatus(t, project, token), "a generated password ends the sessions too")
+
 		generated := generatedPassword(t, r.body)
-		f.apiLogin(t, project, devEmail, generated)
+		token = f.apiLogin(t, project, devEmail, generated)
 
 		r = post("user-password", url.Values{"id": {dev.ID}, "password": {strings.Repeat("x", identity.MaxPasswordLen+1)}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
@@ -249,6 +256,7 @@ func TestConsole_ChangeUser(t *testing.T) {
 		assert.Contains(t, r.body, "Password shorter than 8 characters.")
 		assert.NotContains(t, r.body, "1234567", "a refused password is not echoed")
 		f.apiLogin(t, project, devEmail, generated)
+		assert.Equal(t, http.StatusOK, f.apiStatus(t, project, token), "a refused password ends nothing")
 		assert.NotContains(t, f.logs.String(), generated)
 	})
 	t.Run("disable and enable", func(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 )
 
 // The password policy: what a password given to a user (when the user is
-// created, or by SetPassword) must be. It is applied where passwords are
+// created, or by SetPassword or ResetPassword) must be. It is applied where passwords are
 // set, never at sign-in: a sign-in with a password the policy would refuse
 // is just a wrong password.
 const (
