@@ -915,3 +915,41 @@ func TestE2E_accessLogRate(t *testing.T) {
 	assert.LessOrEqual(t, lines, int(elapsed/time.Second)+2)
 	assert.Equal(t, n, counted, "the lines and their unlogged counts add up to every request")
 }
+
+// TestE2E_clientLeavingIsNotLoggedAsAnError: a client that leaves a long
+// poll of the revocation feed (a remote verifier stopping, say) is no
+// fault of the server: its access log line says 499, as nginx's does, not
+// a 5xx, and no error is logged.
+func TestE2E_clientLeavingIsNotLoggedAsAnError(t *testing.T) {
+	t.Parallel()
+	dir := newDataDir(t)
+	token := ok(t, dir, "", "key create", "-project", "default", "-name", "follower")[0]["token"].(string)
+	s := startServer(t, dir)
+	require.Equal(t, http.StatusOK, s.do("GET", "/v1/identity/revocations", token, "").status)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "GET", s.base+"/v1/identity/revocations?wait=60", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	time.AfterFunc(time.Second, cancel)
+	_, err = http.DefaultClient.Do(req)
+	require.ErrorIs(t, err, context.Canceled)
+
+	// The feed's lines: the first request's, then the long poll's.
+	var lines []map[string]any
+	require.Eventually(t, func() bool {
+		lines = nil
+		for _, l := range strings.Split(strings.TrimSpace(s.stderr.String()), "\n") {
+			var v map[string]any
+			if json.Unmarshal([]byte(l), &v) == nil && v["msg"] == "request" && v["path"] == "/v1/identity/revocations" {
+				lines = append(lines, v)
+			}
+		}
+		return len(lines) == 2
+	}, time.Minute, 10*time.Millisecond, "the long poll's access log line; stderr:\n%s", s.stderr)
+	line := lines[1]
+	assert.EqualValues(t, 499, line["status"], "%v", line)
+	assert.Equal(t, "INFO", line["level"])
+	require.NoError(t, s.stop())
+	assert.NotContains(t, s.stderr.String(), `"level":"ERROR"`)
+}

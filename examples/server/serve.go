@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -274,18 +275,31 @@ func newRootHandler(inst *instance, logger *slog.Logger, limit *accessLimit) htt
 	})))
 }
 
+// statusClientClosed is the status the access log gives a request whose
+// client disconnected before its answer (nginx's "499 Client Closed
+// Request"); no client is ever sent it.
+const statusClientClosed = 499
+
 // logRequests writes the access log: a line per request admitted by limit
 // (see accessLimit) with method, path (never the query string, which could
 // carry a secret a client put there), status, size, duration, client
 // address and request id, and "unlogged", the number of requests left out
-// since the previous line, when there were any. Headers and bodies are
-// never logged.
+// since the previous line, when there were any. A request that failed
+// because its client disconnected (its context cancelled) is logged with
+// statusClientClosed, not the 5xx written to the closed connection.
+// Headers and bodies are never logged.
 func logRequests(logger *slog.Logger, limit *accessLimit, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := httpapi.NewRecorder(w)
 		defer func() {
 			status := rec.Status()
+			if status >= 500 && errors.Is(r.Context().Err(), context.Canceled) {
+				// net/http cancels a request's context when its client's
+				// connection closes: the client left before its answer,
+				// which went nowhere. No fault of the server.
+				status = statusClientClosed
+			}
 			end := time.Now()
 			ok, unlogged := limit.admit(end, status)
 			if !ok {
