@@ -21,6 +21,7 @@ const (
 	msgSigninExpired  = "This sign-in form has expired. Please try again."
 	msgSessionEnded   = "Your session has ended. Please sign in again."
 	msgSignedOut      = "You have signed out."
+	msgPasswordSet    = "Your password has changed and your sessions have ended. Sign in with the new password."
 )
 
 // signinData is the sign-in page's data.
@@ -63,6 +64,8 @@ func (h *Handler) signinForm(c *call) {
 		d.Notice = msgSessionEnded
 	case q.Has("signedout"):
 		d.Notice = msgSignedOut
+	case q.Has("passwordset"):
+		d.Notice = msgPasswordSet
 	}
 	h.render(c.w, c.r, http.StatusOK, pageSignin, view{Title: "Sign in", Project: c.project, Data: d})
 }

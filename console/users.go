@@ -273,7 +273,8 @@ func (h *Handler) setUserTags(c *call) {
 
 // setUserPassword serves POST user-password: the given password, or a
 // generated one shown once in this response's body. Every session the user
-// had started ends.
+// had started ends: for an administrator's own password, this console
+// session too, so a chosen password sends them to the sign-in page.
 func (h *Handler) setUserPassword(c *call) {
 	u, ok := h.findUser(c, c.r.PostForm.Get("id"))
 	if !ok {
@@ -297,8 +298,16 @@ func (h *Handler) setUserPassword(c *call) {
 		return
 	}
 	h.log.InfoContext(c.r.Context(), "console: user password set", "project", c.project, "target", u.ID, "user", c.user.ID)
+	own := u.ID == c.user.ID
+	if own {
+		h.clearCookie(c.w, c.r, sessionCookie, c.project)
+	}
 	if generated {
 		h.render(c.w, c.r, http.StatusOK, pagePasswd, h.page(c, "New password", "users", passwordData{User: u, Password: password}))
+		return
+	}
+	if own {
+		redirect(c.w, "signin?passwordset")
 		return
 	}
 	h.setFlash(c, flash{Kind: "success", Message: fmt.Sprintf(

@@ -311,6 +311,31 @@ func TestConsole_ChangeUser(t *testing.T) {
 
 // mustPassword gives user id a known password through the service and
 // returns it.
+// An administrator who sets their own password ends their own sessions
+// too, the console's included: they are sent to the sign-in page, told
+// why, and sign in with the new password.
+func TestConsole_OwnPassword(t *testing.T) {
+	f := newFixture(t, nil)
+	c := f.newClient(t, project)
+	formToken := c.mustSignIn()
+	admin := f.user(t, project, adminEmail)
+	token := f.apiLogin(t, project, adminEmail, adminPassword)
+
+	r := c.post("user-password", url.Values{"form_token": {formToken}, "id": {admin.ID}, "password": {"my own new password"}})
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	assert.Equal(t, "signin?passwordset", r.header.Get("Location"))
+	page := c.get("signin?passwordset")
+	require.Equal(t, http.StatusOK, page.status)
+	assert.Contains(t, page.body, "Your password has changed and your sessions have ended. Sign in with the new password.")
+	assert.Equal(t, http.StatusSeeOther, c.get("users").status, "the console session ended")
+	assert.Equal(t, http.StatusUnauthorized, f.apiStatus(t, project, token), "the API session ended")
+
+	assert.Equal(t, http.StatusOK, c.signIn(adminEmail, adminPassword).status, "the old password is refused")
+	r = c.signIn(adminEmail, "my own new password")
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	assert.Equal(t, http.StatusOK, c.get("users").status)
+}
+
 func mustPassword(t *testing.T, f *fixture, id string) string {
 	t.Helper()
 	const pw = "a password for the test"
