@@ -9,9 +9,9 @@ import (
 )
 
 // The password policy: what a password given to a user (when the user is
-// created, or by SetPassword or ResetPassword) must be. It is applied where passwords are
-// set, never at sign-in: a sign-in with a password the policy would refuse
-// is just a wrong password.
+// created, or by SetPassword or ResetPassword) must be. It is applied where
+// passwords are set, never at sign-in: a sign-in with a password the policy
+// would refuse is just a wrong password.
 const (
 	// MinPasswordChars is the fewest characters (Unicode code points) a
 	// password may have.

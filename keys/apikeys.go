@@ -176,7 +176,7 @@ func (a *APIKeys) Roll(ctx context.Context, projectID, id string, overlap time.D
 		Scopes:    cur.Scopes,
 	}
 	if !cur.ExpiresAt.IsZero() {
-		// The old token's exp minus its iat: whole seconds, as both are.
+		// The old key's lifetime in whole seconds (its token's exp - iat).
 		lifetime := cur.ExpiresAt.Sub(cur.CreatedAt.Truncate(time.Second))
 		next.ExpiresAt = expiryAt(now, max(lifetime, time.Second))
 	}
