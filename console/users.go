@@ -70,6 +70,9 @@ type passwordData struct {
 	Password string
 	// Created tells a new user from a new password.
 	Created bool
+	// Own: the administrator's own new password; their session has
+	// ended, so the page leads to the sign-in page.
+	Own bool
 }
 
 // parseTags reads tags separated by commas or white space, in order,
@@ -303,7 +306,7 @@ func (h *Handler) setUserPassword(c *call) {
 		h.clearCookie(c.w, c.r, sessionCookie, c.project)
 	}
 	if generated {
-		h.render(c.w, c.r, http.StatusOK, pagePasswd, h.page(c, "New password", "users", passwordData{User: u, Password: password}))
+		h.render(c.w, c.r, http.StatusOK, pagePasswd, h.page(c, "New password", "users", passwordData{User: u, Password: password, Own: own}))
 		return
 	}
 	if own {

@@ -333,6 +333,18 @@ func TestConsole_OwnPassword(t *testing.T) {
 	assert.Equal(t, http.StatusOK, c.signIn(adminEmail, adminPassword).status, "the old password is refused")
 	r = c.signIn(adminEmail, "my own new password")
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	users := c.get("users")
+	require.Equal(t, http.StatusOK, users.status)
+
+	// A generated one is shown once, and the page leads to the sign-in.
+	r = c.post("user-password", url.Values{"form_token": {field(t, users.body, "form_token")}, "id": {admin.ID}, "password": {""}})
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	generated := generatedPassword(t, r.body)
+	assert.Contains(t, r.body, `href="signin?passwordset">Done, sign in again</a>`)
+	assert.Contains(t, r.body, "Your sessions have ended: sign in again with it.")
+	assert.Equal(t, http.StatusSeeOther, c.get("users").status, "the console session ended")
+	r = c.signIn(adminEmail, generated)
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
 	assert.Equal(t, http.StatusOK, c.get("users").status)
 }
 
