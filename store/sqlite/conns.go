@@ -34,7 +34,7 @@ var errClosed = errors.New("sqlite: store closed")
 
 // connConfig is what every connection of a Store is set up with.
 type connConfig struct {
-	busy time.Duration
+	busy time.Duration // the busy timeout, at least a millisecond
 }
 
 // openConn opens one connection to uri and applies the settings every
@@ -54,7 +54,7 @@ func (cc connConfig) openConn(uri string, flags sqlite.OpenFlags, readOnly bool)
 
 // setUp applies the per-connection settings to conn.
 func (cc connConfig) setUp(conn *sqlite.Conn, readOnly bool) error {
-	conn.SetBusyTimeout(max(time.Millisecond, cc.busy))
+	conn.SetBusyTimeout(cc.busy)
 	pragmas := []string{"PRAGMA foreign_keys = ON", "PRAGMA synchronous = FULL"}
 	if readOnly {
 		pragmas = append(pragmas, "PRAGMA query_only = ON")

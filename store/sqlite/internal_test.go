@@ -188,6 +188,38 @@ func TestOpen_WriteTransactionsAreImmediate(t *testing.T) {
 	require.NoError(t, b.CreateProject(ctx, store.Project{ID: "p1", CreatedAt: time.Now()}))
 }
 
+// TestCheckWritable_DeadlineBoundsTheLockWait: while another handle holds
+// the write lock, CheckWritable gives up at its context's deadline (a
+// health check's), not at the busy timeout, with ErrUnavailable; the
+// handle's writes still wait the whole busy timeout afterwards.
+func TestCheckWritable_DeadlineBoundsTheLockWait(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "p.db")
+	a := openFile(t, path, nil)
+	b := openFile(t, path, &Options{BusyTimeout: time.Hour})
+	release := holdWriteLock(t, a)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	checked := make(chan error, 1)
+	go func() { checked <- b.CheckWritable(ctx) }()
+	select {
+	case err := <-checked:
+		require.ErrorIs(t, err, store.ErrUnavailable)
+	case <-time.After(time.Minute):
+		t.Fatal("CheckWritable still waits for the lock a minute past its deadline")
+	}
+
+	// A write started now waits for the lock (the busy timeout, an hour)
+	// and succeeds once it is released.
+	wrote := make(chan error, 1)
+	go func() { wrote <- b.CreateProject(context.Background(), store.Project{ID: "p1", CreatedAt: time.Now()}) }()
+	time.Sleep(100 * time.Millisecond)
+	release()
+	require.NoError(t, <-wrote, "a write waiting for the lock")
+	require.NoError(t, b.CheckWritable(t.Context()))
+}
+
 func TestOpen_Memory(t *testing.T) {
 	t.Parallel()
 	a := openFile(t, MemoryPath, nil)

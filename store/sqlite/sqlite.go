@@ -65,6 +65,7 @@ type Store struct {
 	// of its one connection.
 	writer, readers *connPool
 	memory          bool
+	busy            time.Duration // each connection's busy timeout
 	logger          *slog.Logger
 	closeOnce       sync.Once
 	closeErr        error
@@ -101,11 +102,12 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if cc.busy == 0 {
 		cc.busy = DefaultBusyTimeout
 	}
+	cc.busy = max(time.Millisecond, cc.busy) // SQLite counts whole milliseconds
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &Store{logger: logger}
+	s := &Store{logger: logger, busy: cc.busy}
 
 	if path == MemoryPath {
 		conn, err := cc.openConn(MemoryPath, sqlite.OpenReadWrite|sqlite.OpenCreate|sqlite.OpenMemory, false)

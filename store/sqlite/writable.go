@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/latchkey-dev/latchkey/store"
 )
@@ -12,11 +13,12 @@ var _ store.WritableChecker = (*Store)(nil)
 
 // CheckWritable implements [store.WritableChecker]: on the writer
 // connection it begins a write transaction with BEGIN IMMEDIATE, which takes
-// the database's write lock (waiting for another process's writer at most
-// Options.BusyTimeout) and fails on a database that cannot be written (a
-// read-only file or file system), and rolls it back at once. It writes
+// the database's write lock and fails on a database that cannot be written
+// (a read-only file or file system), and rolls it back at once. It writes
 // nothing. It waits for a write in progress in this process to end, as any
-// write would; ctx bounds only that wait.
+// write would, and for another process's writer at most
+// Options.BusyTimeout; ctx's deadline, when sooner, bounds both waits (a
+// health check answers in its own time).
 func (s *Store) CheckWritable(ctx context.Context) error {
 	const op = "check writable"
 	conn, err := s.writer.take(ctx)
@@ -24,6 +26,12 @@ func (s *Store) CheckWritable(ctx context.Context) error {
 		return notWritable(op, err)
 	}
 	defer s.writer.put(conn)
+	if deadline, ok := ctx.Deadline(); ok {
+		if d := time.Until(deadline); d < s.busy {
+			conn.SetBusyTimeout(max(time.Millisecond, d))
+			defer conn.SetBusyTimeout(s.busy) // before put, which was deferred first
+		}
+	}
 	_, err = execSQL(conn, beginSQL)
 	endTx(conn)
 	if err != nil {
