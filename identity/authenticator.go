@@ -96,7 +96,9 @@ func NewAuthenticator(users store.UserStore, h *Hasher, lim Limiter, opts *AuthO
 // Limiter cannot check or count, the attempt is refused with an error
 // matching store.ErrUnavailable. A success forgets the account's failures and, if the
 // stored hash is bcrypt or weaker than the current argon2id parameters,
-// replaces it with a fresh argon2id hash. clientAddr "" throttles by
+// replaces it with a fresh argon2id hash; should the stored hash have
+// changed meanwhile (a password set during the sign-in), it is kept and
+// the sign-in returns ErrInvalidCredentials. clientAddr "" throttles by
 // account only. Any other error is a store or context error.
 func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, password, clientAddr string) (store.User, error) {
 	account, address := accountKey(projectID, email), addressKey(projectID, clientAddr)
@@ -184,8 +186,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 	if err := at.settle(func() error { return a.lim.Success(ctx, account) }); err != nil {
 		a.log.ErrorContext(ctx, "clearing sign-in failures", "project", projectID, "user", u.ID, "err", err)
 	}
-	if rehash {
-		a.upgrade(ctx, projectID, &u, password)
+	if rehash && !a.upgrade(ctx, projectID, &u, password) {
+		// The password was set while this sign-in hashed (an
+		// administrator's reset): the one checked is no longer the user's.
+		a.log.InfoContext(ctx, "sign-in failed", withRequestID(ctx, "project", projectID, "user", u.ID, "client", clientAddr, "reason", "password changed during the sign-in")...)
+		return store.User{}, ErrInvalidCredentials
 	}
 	return u, nil
 }
@@ -219,16 +224,23 @@ func withRequestID(ctx context.Context, args ...any) []any {
 	return args
 }
 
-// upgrade replaces u's password hash with a fresh argon2id hash. A failure
-// is logged and does not fail the sign-in; the next one tries again.
-func (a *Authenticator) upgrade(ctx context.Context, projectID string, u *store.User, password string) {
+// upgrade replaces u's password hash with a fresh argon2id hash, only if
+// the stored hash is still the one checked (store.UserStore's
+// ReplacePasswordHash), so that it never undoes a password set meanwhile.
+// It reports false when the hash had changed; any other failure is logged
+// and does not fail the sign-in (the next one tries again).
+func (a *Authenticator) upgrade(ctx context.Context, projectID string, u *store.User, password string) bool {
 	hash, err := a.hasher.Hash(ctx, password)
 	if err == nil {
-		err = a.users.SetPasswordHash(ctx, projectID, u.ID, hash)
+		err = a.users.ReplacePasswordHash(ctx, projectID, u.ID, u.PasswordHash, hash)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		return false
+	case err != nil:
 		a.log.ErrorContext(ctx, "upgrading password hash", "project", projectID, "user", u.ID, "err", err)
-		return
+		return true
 	}
 	u.PasswordHash = hash
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/internal/testutil"
+	"github.com/latchkey-dev/latchkey/store"
 )
 
 func TestLogin_OK(t *testing.T) {
@@ -200,6 +202,46 @@ func TestLogin_BcryptUserIsUpgraded(t *testing.T) {
 			assert.Equal(t, got.PasswordHash, again.PasswordHash)
 		})
 	}
+}
+
+// A password set while a sign-in with the old one hashes (an
+// administrator's reset) is not undone by that sign-in's upgrade of the
+// old hash, and the sign-in is refused: the password it checked is no
+// longer the user's.
+func TestAuthenticate_UpgradeNeverUndoesAReset(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	ctx := context.Background()
+	h, err := bcrypt.GenerateFromPassword([]byte("imported pw"), bcrypt.MinCost)
+	require.NoError(t, err)
+	u := e.createUser(t, "default", "old@example.com", "", string(h))
+	reset, err := e.hasher.Hash(ctx, "the new password")
+	require.NoError(t, err)
+	users := &resetWhileSigningIn{UserStore: e.st, reset: func() {
+		require.NoError(t, e.st.SetPasswordHash(ctx, "default", u.ID, reset))
+	}}
+	auth := identity.NewAuthenticator(users, e.hasher, e.lim, nil)
+
+	_, err = auth.Authenticate(ctx, "default", "old@example.com", "imported pw", "")
+	require.ErrorIs(t, err, identity.ErrInvalidCredentials)
+	got, err := e.st.GetUser(ctx, "default", u.ID)
+	require.NoError(t, err)
+	assert.Equal(t, reset, got.PasswordHash, "the password set during the sign-in stays")
+	_, err = auth.Authenticate(ctx, "default", "old@example.com", "the new password", "")
+	require.NoError(t, err, "the new password signs in")
+}
+
+// resetWhileSigningIn is a UserStore that sets the user's password (reset)
+// right after the first sign-in's lookup has read the old one.
+type resetWhileSigningIn struct {
+	store.UserStore
+	reset func()
+	once  sync.Once
+}
+
+func (r *resetWhileSigningIn) GetUserByEmail(ctx context.Context, projectID, email string) (store.User, error) {
+	u, err := r.UserStore.GetUserByEmail(ctx, projectID, email)
+	r.once.Do(r.reset)
+	return u, err
 }
 
 func TestLogin_WeakArgonUserIsUpgraded(t *testing.T) {

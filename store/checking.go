@@ -126,6 +126,15 @@ func (c *Checked) SetPasswordHash(ctx context.Context, projectID, id, hash strin
 	return c.s.SetPasswordHash(ctx, projectID, id, hash)
 }
 
+// ReplacePasswordHash checks its arguments
+// (CheckPasswordHashReplacement) and replaces the hash if it is old.
+func (c *Checked) ReplacePasswordHash(ctx context.Context, projectID, id, old, hash string) error {
+	if err := CheckPasswordHashReplacement(projectID, id, old, hash); err != nil {
+		return refused("replace password hash", err)
+	}
+	return c.s.ReplacePasswordHash(ctx, projectID, id, old, hash)
+}
+
 // SetUserTags checks the key and the tags (CheckTags), and sets them.
 func (c *Checked) SetUserTags(ctx context.Context, projectID, id string, tags []string) error {
 	if err := first(CheckKey(projectID, "user id", id), CheckTags(tags)); err != nil {

@@ -47,6 +47,13 @@ type UserStore interface {
 	// SetPasswordHash replaces the user's password hash, or returns an
 	// error matching ErrNotFound. An empty hash is ErrInvalid.
 	SetPasswordHash(ctx context.Context, projectID, id, hash string) error
+	// ReplacePasswordHash sets the user's password hash to hash only if it
+	// is old now, atomically across every handle (a compare-and-swap), so
+	// that a hash upgraded at sign-in never overwrites one set meanwhile.
+	// It returns an error matching ErrConflict, and changes nothing, when
+	// the user's hash is not old, and ErrNotFound for an unknown user. An
+	// empty old or hash is ErrInvalid.
+	ReplacePasswordHash(ctx context.Context, projectID, id, old, hash string) error
 	// SetUserTags replaces the user's tags (CheckTags), or returns an error
 	// matching ErrNotFound.
 	SetUserTags(ctx context.Context, projectID, id string, tags []string) error

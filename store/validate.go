@@ -237,6 +237,15 @@ func CheckPasswordHash(projectID, id, hash string) error {
 	)
 }
 
+// CheckPasswordHashReplacement checks the arguments of a
+// ReplacePasswordHash: as CheckPasswordHash, and a non-empty old hash.
+func CheckPasswordHashReplacement(projectID, id, old, hash string) error {
+	return errors.Join(
+		CheckPasswordHash(projectID, id, hash),
+		nonEmpty("old password hash", old),
+	)
+}
+
 // CheckContact checks a contact to create: project, id, name, CreatedAt
 // set.
 func CheckContact(c Contact) error {

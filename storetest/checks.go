@@ -166,6 +166,9 @@ func testChecksProjectArguments(t *testing.T, s store.Store) {
 		add("GetUserByEmail", func(ctx context.Context) error { return errOf(s.GetUserByEmail(ctx, p, w.user.Email)) })
 		add("ListUsers", func(ctx context.Context) error { return errOf(s.ListUsers(ctx, p, "", paginate.Request{Limit: 10})) })
 		add("SetPasswordHash", func(ctx context.Context) error { return s.SetPasswordHash(ctx, p, w.user.ID, "changed") })
+		add("ReplacePasswordHash", func(ctx context.Context) error {
+			return s.ReplacePasswordHash(ctx, p, w.user.ID, w.user.PasswordHash, "changed")
+		})
 		add("SetUserTags", func(ctx context.Context) error { return s.SetUserTags(ctx, p, w.user.ID, []string{"changed"}) })
 		add("DisableUser", func(ctx context.Context) error { return s.DisableUser(ctx, p, w.user.ID, base.Add(time.Hour)) })
 		add("EnableUser", func(ctx context.Context) error { return s.EnableUser(ctx, p, w.user.ID) })
@@ -229,6 +232,7 @@ func testChecksRowIDs(t *testing.T, s store.Store) {
 		}
 		add("GetUser", func(ctx context.Context) error { return errOf(s.GetUser(ctx, projA, id)) })
 		add("SetPasswordHash", func(ctx context.Context) error { return s.SetPasswordHash(ctx, projA, id, "changed") })
+		add("ReplacePasswordHash", func(ctx context.Context) error { return s.ReplacePasswordHash(ctx, projA, id, "old", "changed") })
 		add("SetUserTags", func(ctx context.Context) error { return s.SetUserTags(ctx, projA, id, []string{"changed"}) })
 		add("DisableUser", func(ctx context.Context) error { return s.DisableUser(ctx, projA, id, base.Add(time.Hour)) })
 		add("EnableUser", func(ctx context.Context) error { return s.EnableUser(ctx, projA, id) })
@@ -688,6 +692,7 @@ func testChecksOtherProjectRows(t *testing.T, s store.Store) {
 		"GetUser":             func() error { return errOf(s.GetUser(ctx, projB, w.user.ID)) },
 		"GetUserByEmail":      func() error { return errOf(s.GetUserByEmail(ctx, projB, w.user.Email)) },
 		"SetPasswordHash":     func() error { return s.SetPasswordHash(ctx, projB, w.user.ID, "changed") },
+		"ReplacePasswordHash": func() error { return s.ReplacePasswordHash(ctx, projB, w.user.ID, w.user.PasswordHash, "changed") },
 		"SetUserTags":         func() error { return s.SetUserTags(ctx, projB, w.user.ID, []string{"changed"}) },
 		"DisableUser":         func() error { return s.DisableUser(ctx, projB, w.user.ID, later) },
 		"EnableUser":          func() error { return s.EnableUser(ctx, projB, w.user.ID) },

@@ -50,6 +50,9 @@ func RunUnwritable(t *testing.T, open func(t *testing.T) (writable store.Store, 
 			return ro.CreateUser(ctx, u)
 		}},
 		{"SetPasswordHash", func(ctx context.Context) error { return ro.SetPasswordHash(ctx, projA, w.user.ID, "changed") }},
+		{"ReplacePasswordHash", func(ctx context.Context) error {
+			return ro.ReplacePasswordHash(ctx, projA, w.user.ID, w.user.PasswordHash, "changed")
+		}},
 		{"SetUserTags", func(ctx context.Context) error { return ro.SetUserTags(ctx, projA, w.user.ID, []string{"changed"}) }},
 		{"DisableUser", func(ctx context.Context) error { return ro.DisableUser(ctx, projA, w.user.ID, later) }},
 		{"EnableUser", func(ctx context.Context) error { return ro.EnableUser(ctx, projA, disabled.ID) }},

@@ -23,6 +23,7 @@ func userCases() []testCase {
 		{"TagsRefused", testUserTagsRefused},
 		{"SetTags", testUserSetTags},
 		{"SetPasswordHash", testUserSetPasswordHash},
+		{"ReplacePasswordHash", testUserReplacePasswordHash},
 		{"Unknown", testUserUnknown},
 		{"Invalid", testUserInvalid},
 		{"UnknownProject", testUserUnknownProject},
@@ -328,6 +329,41 @@ func testUserSetPasswordHash(t *testing.T, s store.Store) {
 	got, err = s.GetUser(t.Context(), projA, u.ID)
 	require.NoErrorf(t, err, "GetUser(%q)", u.ID)
 	wantUser(t, u, got, "GetUser after SetPasswordHash with an empty hash")
+}
+
+// ReplacePasswordHash replaces the hash only while it is the old one given:
+// a hash set meanwhile is ErrConflict and stays; an unknown user is
+// ErrNotFound, an empty old or new hash ErrInvalid, each changing nothing.
+func testUserReplacePasswordHash(t *testing.T, s store.Store) {
+	mustProject(t, s, projA)
+	u := mustUser(t, s, projA, "judy@example.com")
+	v := mustUser(t, s, projA, "kim@example.com")
+	const (
+		upgraded = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2U"
+		reset    = "$2a$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy"
+	)
+	ctx := t.Context()
+	require.NoErrorf(t, s.ReplacePasswordHash(ctx, projA, u.ID, u.PasswordHash, upgraded), "ReplacePasswordHash(%q) from its hash", u.ID)
+	u.PasswordHash = upgraded
+	wantUser(t, u, mustGetUser(t, s, projA, u.ID), "GetUser after ReplacePasswordHash")
+	wantUser(t, v, mustGetUser(t, s, projA, v.ID), "GetUser of another user after ReplacePasswordHash")
+
+	// The hash changes (a reset); a replacement from the hash read before
+	// it changes nothing.
+	require.NoErrorf(t, s.SetPasswordHash(ctx, projA, u.ID, reset), "SetPasswordHash(%q)", u.ID)
+	u.PasswordHash = reset
+	err := s.ReplacePasswordHash(ctx, projA, u.ID, upgraded, "$2a$10$staleStaleStaleStaleStaleStaleStaleStaleStaleStaleStale")
+	require.ErrorIsf(t, err, store.ErrConflict, "ReplacePasswordHash(%q) from a hash it no longer has", u.ID)
+	wantUser(t, u, mustGetUser(t, s, projA, u.ID), "GetUser after a refused ReplacePasswordHash")
+
+	err = s.ReplacePasswordHash(ctx, projA, store.NewID(store.PrefixUser), reset, upgraded)
+	require.ErrorIsf(t, err, store.ErrNotFound, "ReplacePasswordHash of an unknown user")
+	err = s.ReplacePasswordHash(ctx, "no-such-project", u.ID, reset, upgraded)
+	require.ErrorIsf(t, err, store.ErrNotFound, "ReplacePasswordHash in an unknown project")
+	require.ErrorIsf(t, s.ReplacePasswordHash(ctx, projA, u.ID, "", upgraded), store.ErrInvalid, "ReplacePasswordHash from an empty hash")
+	require.ErrorIsf(t, s.ReplacePasswordHash(ctx, projA, u.ID, reset, ""), store.ErrInvalid, "ReplacePasswordHash to an empty hash")
+	require.ErrorIsf(t, s.ReplacePasswordHash(ctx, projA, "", reset, upgraded), store.ErrInvalid, "ReplacePasswordHash of an empty id")
+	wantUser(t, u, mustGetUser(t, s, projA, u.ID), "GetUser after refused ReplacePasswordHash calls")
 }
 
 // GetUser and GetUserByEmail return ErrNotFound for a user that does not

@@ -67,6 +67,13 @@ func (s *Store) SetPasswordHash(ctx context.Context, projectID string, id string
 	return err
 }
 
+func (s *Store) ReplacePasswordHash(ctx context.Context, projectID string, id string, old string, hash string) error {
+	ctx, span := s.Start(ctx, "store.ReplacePasswordHash", projectID)
+	err := s.st.ReplacePasswordHash(ctx, projectID, id, old, hash)
+	End(span, err)
+	return err
+}
+
 func (s *Store) SetUserTags(ctx context.Context, projectID string, id string, tags []string) error {
 	ctx, span := s.Start(ctx, "store.SetUserTags", projectID)
 	err := s.st.SetUserTags(ctx, projectID, id, tags)

@@ -18,10 +18,11 @@ const (
 	createUserSQL = `INSERT INTO users
 	(project_id, id, email, email_normalized, password_hash, tags, created_at)
 	VALUES (?, ?, ?, ?, ?, ?, ?)`
-	getUserSQL        = `SELECT ` + userColumns + ` FROM users WHERE project_id = ? AND id = ?`
-	getUserByEmailSQL = `SELECT ` + userColumns + ` FROM users WHERE project_id = ? AND email_normalized = ?`
-	setPasswordSQL    = `UPDATE users SET password_hash = ? WHERE project_id = ? AND id = ?`
-	setTagsSQL        = `UPDATE users SET tags = ? WHERE project_id = ? AND id = ?`
+	getUserSQL         = `SELECT ` + userColumns + ` FROM users WHERE project_id = ? AND id = ?`
+	getUserByEmailSQL  = `SELECT ` + userColumns + ` FROM users WHERE project_id = ? AND email_normalized = ?`
+	setPasswordSQL     = `UPDATE users SET password_hash = ? WHERE project_id = ? AND id = ?`
+	replacePasswordSQL = `UPDATE users SET password_hash = ? WHERE project_id = ? AND id = ? AND password_hash = ?`
+	setTagsSQL         = `UPDATE users SET tags = ? WHERE project_id = ? AND id = ?`
 
 	// lockUserSQL takes the user row's exclusive lock: it waits for, and
 	// then excludes, the shared lock CreateRefreshFamily holds on the user
@@ -128,6 +129,23 @@ func prefixEnd(prefix string) (string, bool) {
 func (s *Store) SetPasswordHash(ctx context.Context, projectID, id, hash string) error {
 	const op = "set password hash"
 	return s.execOne(ctx, op, setPasswordSQL, hash, projectID, id)
+}
+
+// ReplacePasswordHash implements [store.UserStore.ReplacePasswordHash]:
+// one UPDATE conditional on the hash (InnoDB's row lock orders it with any
+// other write of the user, and it compares the newest committed hash);
+// when it matches no row, a read tells an unknown user from a changed
+// hash.
+func (s *Store) ReplacePasswordHash(ctx context.Context, projectID, id, old, hash string) error {
+	const op = "replace password hash"
+	n, err := s.execCount(ctx, op, replacePasswordSQL, hash, projectID, id, old)
+	if err != nil || n > 0 {
+		return err
+	}
+	if _, err := s.GetUser(ctx, projectID, id); err != nil {
+		return err
+	}
+	return fmt.Errorf("mysql: %s: the hash changed: %w", op, store.ErrConflict)
 }
 
 // SetUserTags replaces the user's tags, or returns an error matching

@@ -19,10 +19,11 @@ const (
 	createUserSQL = `INSERT INTO users
 	(project_id, id, email, email_normalized, password_hash, tags, created_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7)`
-	getUserSQL        = `SELECT ` + userColumns + ` FROM users WHERE project_id = $1 AND id = $2`
-	getUserByEmailSQL = `SELECT ` + userColumns + ` FROM users WHERE project_id = $1 AND email_normalized = $2`
-	setPasswordSQL    = `UPDATE users SET password_hash = $3 WHERE project_id = $1 AND id = $2`
-	setTagsSQL        = `UPDATE users SET tags = $3 WHERE project_id = $1 AND id = $2`
+	getUserSQL         = `SELECT ` + userColumns + ` FROM users WHERE project_id = $1 AND id = $2`
+	getUserByEmailSQL  = `SELECT ` + userColumns + ` FROM users WHERE project_id = $1 AND email_normalized = $2`
+	setPasswordSQL     = `UPDATE users SET password_hash = $3 WHERE project_id = $1 AND id = $2`
+	replacePasswordSQL = `UPDATE users SET password_hash = $4 WHERE project_id = $1 AND id = $2 AND password_hash = $3`
+	setTagsSQL         = `UPDATE users SET tags = $3 WHERE project_id = $1 AND id = $2`
 
 	// The pieces of ListUsers' keyset query, see listUsersSQL; %s are
 	// placeholders.
@@ -140,6 +141,22 @@ func prefixEnd(prefix string) (string, bool) {
 func (s *Store) SetPasswordHash(ctx context.Context, projectID, id, hash string) error {
 	const op = "set password hash"
 	return s.execOne(ctx, op, setPasswordSQL, projectID, id, hash)
+}
+
+// ReplacePasswordHash implements [store.UserStore.ReplacePasswordHash]:
+// one UPDATE conditional on the hash (the row's lock orders it with any
+// other write of the user); when it changes no row, a read tells an
+// unknown user from a changed hash.
+func (s *Store) ReplacePasswordHash(ctx context.Context, projectID, id, old, hash string) error {
+	const op = "replace password hash"
+	n, err := s.execCount(ctx, op, replacePasswordSQL, projectID, id, old, hash)
+	if err != nil || n > 0 {
+		return err
+	}
+	if _, err := s.GetUser(ctx, projectID, id); err != nil {
+		return err
+	}
+	return fmt.Errorf("postgres: %s: the hash changed: %w", op, store.ErrConflict)
 }
 
 // SetUserTags replaces the user's tags, or returns an error matching

@@ -15,11 +15,12 @@ import (
 const (
 	createUserSQL = `INSERT INTO users (id, project_id, email, email_norm, password_hash, tags, created_at)
 VALUES (?, ?, ?, ?, ?, ?, ?)`
-	userColumns       = `id, project_id, email, password_hash, tags, created_at, disabled_at`
-	getUserSQL        = `SELECT ` + userColumns + ` FROM users WHERE id = ? AND project_id = ?`
-	getUserByEmailSQL = `SELECT ` + userColumns + ` FROM users WHERE project_id = ? AND email_norm = ?`
-	setPasswordSQL    = `UPDATE users SET password_hash = ? WHERE id = ? AND project_id = ?`
-	setTagsSQL        = `UPDATE users SET tags = ? WHERE id = ? AND project_id = ?`
+	userColumns        = `id, project_id, email, password_hash, tags, created_at, disabled_at`
+	getUserSQL         = `SELECT ` + userColumns + ` FROM users WHERE id = ? AND project_id = ?`
+	getUserByEmailSQL  = `SELECT ` + userColumns + ` FROM users WHERE project_id = ? AND email_norm = ?`
+	setPasswordSQL     = `UPDATE users SET password_hash = ? WHERE id = ? AND project_id = ?`
+	replacePasswordSQL = `UPDATE users SET password_hash = ? WHERE id = ? AND project_id = ? AND password_hash = ?`
+	setTagsSQL         = `UPDATE users SET tags = ? WHERE id = ? AND project_id = ?`
 	// userDisabledSQL reads whether the user is disabled; no row means no
 	// such user in the project.
 	userDisabledSQL = `SELECT disabled_at FROM users WHERE id = ? AND project_id = ?`
@@ -138,6 +139,22 @@ func prefixEnd(p string) (string, bool) {
 func (s *Store) SetPasswordHash(ctx context.Context, projectID, id, hash string) error {
 	const op = "set password hash"
 	return wrap(op, mustAffect(s.exec(ctx, setPasswordSQL, hash, id, projectID)))
+}
+
+// ReplacePasswordHash implements [store.UserStore.ReplacePasswordHash]:
+// one UPDATE conditional on the hash (writes are serialized by the
+// database's write lock); when it changes no row, a read tells an unknown
+// user from a changed hash.
+func (s *Store) ReplacePasswordHash(ctx context.Context, projectID, id, old, hash string) error {
+	const op = "replace password hash"
+	n, err := s.exec(ctx, replacePasswordSQL, hash, id, projectID, old)
+	if err != nil || n > 0 {
+		return wrap(op, err)
+	}
+	if _, err := s.GetUser(ctx, projectID, id); err != nil {
+		return err
+	}
+	return conflict(op, "the hash changed")
 }
 
 // SetUserTags replaces the user's tags, or returns an error matching
