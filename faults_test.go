@@ -165,7 +165,7 @@ func TestStoreHangs_AnsweredUnavailable(t *testing.T) {
 	now := time.Now()
 	fam := store.RefreshFamily{ID: store.NewID(store.PrefixFamily), ProjectID: "default", UserID: u.ID,
 		IssuedAt: now, ExpiresAt: now.Add(time.Hour), CreatedAt: now, EndsAt: now.Add(time.Hour)}
-	require.NoError(t, st.CreateRefreshFamily(ctx, fam))
+	require.NoError(t, st.CreateRefreshFamily(ctx, fam, u.PasswordHash))
 	loginToken, _, err := lk.Keyring().MintLoginToken(ctx, "default", u, fam.ID)
 	require.NoError(t, err)
 	for _, tok := range []string{apiKey, loginToken} {

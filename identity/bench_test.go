@@ -161,7 +161,7 @@ func BenchmarkRefresh(b *testing.B) {
 		err := e.st.CreateRefreshFamily(ctx, store.RefreshFamily{
 			ID: id, ProjectID: "default", UserID: u.ID, IssuedAt: now,
 			ExpiresAt: now.Add(time.Hour), CreatedAt: now,
-		})
+		}, u.PasswordHash)
 		if err != nil {
 			b.Fatal(err)
 		}

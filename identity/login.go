@@ -66,12 +66,15 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 		tok, _, err := h.minter.MintLoginToken(ctx, projectID, u, fam.ID)
 		minted <- mintResult{tok, err}
 	}()
-	ferr := h.sessions.CreateRefreshFamily(ctx, fam)
+	// The session starts only while the hash the password was checked
+	// against is still the user's.
+	ferr := h.sessions.CreateRefreshFamily(ctx, fam, u.PasswordHash)
 	m := <-minted
 	switch {
-	case errors.Is(ferr, store.ErrDisabled), errors.Is(ferr, store.ErrNotFound):
-		// Disabled (or deleted) while signing in: as if it had been
-		// before.
+	case errors.Is(ferr, store.ErrDisabled), errors.Is(ferr, store.ErrNotFound), errors.Is(ferr, store.ErrConflict):
+		// Disabled, deleted or given a new password while signing in
+		// (ErrConflict: a new family id cannot exist): as if it had
+		// been before.
 		h.metrics.logins.Add(ctx, resultFailure)
 		return authError(ErrInvalidCredentials)
 	case ferr != nil:

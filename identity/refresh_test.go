@@ -219,10 +219,11 @@ func TestRefresh_OtherProject(t *testing.T) {
 	// Even a token correctly MACed for "default" that names acme's family
 	// is refused: the store looks families up per project.
 	fam := store.NewID(store.PrefixFamily)
+	alice := acmeUser(t, e)
 	require.NoError(t, e.st.CreateRefreshFamily(context.Background(), store.RefreshFamily{
-		ID: fam, ProjectID: "acme", UserID: acmeUser(t, e), IssuedAt: e.clock.Now(),
+		ID: fam, ProjectID: "acme", UserID: alice.ID, IssuedAt: e.clock.Now(),
 		ExpiresAt: e.clock.Now().Add(time.Hour), CreatedAt: e.clock.Now(),
-	}))
+	}, alice.PasswordHash))
 	res = e.refresh(t, "", identity.RefreshToken(e.masterKey, "default", fam, 0))
 	assert.Equal(t, http.StatusUnauthorized, res.status)
 	assert.Equal(t, "invalid_refresh_token", res.code(t))
@@ -232,11 +233,11 @@ func TestRefresh_OtherProject(t *testing.T) {
 	e.refresh(t, "/p/acme", identity.RefreshToken(e.masterKey, "acme", fam, 0)).tokens(t)
 }
 
-func acmeUser(t *testing.T, e *env) string {
+func acmeUser(t *testing.T, e *env) store.User {
 	t.Helper()
 	u, err := e.st.GetUserByEmail(context.Background(), "acme", "alice@example.com")
 	require.NoError(t, err)
-	return u.ID
+	return u
 }
 
 func TestRefresh_ForgedOrGarbled(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -187,6 +188,67 @@ func TestLogin_DisabledUser(t *testing.T) {
 	require.NoError(t, err)
 	e.login(t, "", "alice@example.com", "correct horse").tokens(t)
 	assert.Equal(t, http.StatusUnauthorized, e.refresh(t, "", ts.RefreshToken).status, "enabling does not restore a session")
+}
+
+// A password reset that lands while a login with the old password is past
+// its check but has not started its session ends that login too: it gets
+// the wrong-password answer, no session of it is live, and the new
+// password signs in.
+func TestLogin_ResetDuringSignInStartsNoSession(t *testing.T) {
+	ctx := context.Background()
+	var reset func()
+	starts := &resetBeforeSession{reset: func() { reset() }}
+	e := newEnv(t, envConfig{refresh: func(rs store.RefreshStore) store.RefreshStore {
+		starts.RefreshStore = rs
+		return starts
+	}})
+	users := identity.NewUsers(e.st, e.hasher, &identity.UsersOptions{Now: e.clock.Now})
+	u := e.createUser(t, "default", "alice@example.com", "correct horse", "")
+	reset = func() {
+		_, err := users.ResetPassword(ctx, "default", u.ID, "battery staple")
+		require.NoError(t, err)
+	}
+
+	res := e.login(t, "", "alice@example.com", "correct horse")
+	assert.Equal(t, http.StatusUnauthorized, res.status)
+	assert.Equal(t, "invalid_credentials", res.code(t))
+	starts.mu.Lock()
+	calls, families := starts.calls, starts.families
+	starts.mu.Unlock()
+	assert.Equal(t, 1, calls, "the login reached the start of its session")
+	var live int
+	for _, id := range families {
+		f, err := e.st.GetRefreshFamily(ctx, "default", id)
+		if err == nil && f.Live(e.clock.Now()) {
+			live++
+		}
+	}
+	assert.Zero(t, live, "sessions of the old password live after the reset")
+
+	e.login(t, "", "alice@example.com", "battery staple").tokens(t)
+}
+
+// resetBeforeSession is a RefreshStore that runs reset once, right before
+// the first session starts, and records the families it was asked for.
+type resetBeforeSession struct {
+	store.RefreshStore
+	reset func()
+
+	mu       sync.Mutex
+	calls    int
+	families []string
+}
+
+func (r *resetBeforeSession) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily, passwordHash string) error {
+	r.mu.Lock()
+	r.families = append(r.families, f.ID)
+	r.calls++
+	first := r.calls == 1
+	r.mu.Unlock()
+	if first {
+		r.reset()
+	}
+	return r.RefreshStore.CreateRefreshFamily(ctx, f, passwordHash)
 }
 
 // failingLimiter refuses to check or count.

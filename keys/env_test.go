@@ -276,7 +276,7 @@ func (e *env) session(u store.User) string {
 		ID: store.NewID(store.PrefixFamily), ProjectID: u.ProjectID, UserID: u.ID,
 		IssuedAt: now, ExpiresAt: now.Add(30 * 24 * time.Hour), CreatedAt: now, EndsAt: now.Add(90 * 24 * time.Hour),
 	}
-	require.NoError(e.t, e.st.CreateRefreshFamily(context.Background(), f))
+	require.NoError(e.t, e.st.CreateRefreshFamily(context.Background(), f, u.PasswordHash))
 	return f.ID
 }
 

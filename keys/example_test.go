@@ -47,7 +47,7 @@ func Example() {
 	if err := st.CreateUser(ctx, u); err != nil {
 		panic(err)
 	}
-	if err := st.CreateRefreshFamily(ctx, session); err != nil {
+	if err := st.CreateRefreshFamily(ctx, session, u.PasswordHash); err != nil {
 		panic(err)
 	}
 	login, _, err := kr.MintLoginToken(ctx, "acme", u, session.ID)

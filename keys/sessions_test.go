@@ -50,7 +50,7 @@ func TestVerify_SessionExpired(t *testing.T) {
 	} {
 		f.ID, f.ProjectID, f.UserID = store.NewID(store.PrefixFamily), "alpha", u.ID
 		f.IssuedAt, f.CreatedAt = now, now
-		require.NoError(t, e.st.CreateRefreshFamily(ctx, f))
+		require.NoError(t, e.st.CreateRefreshFamily(ctx, f, u.PasswordHash))
 		tok, _, err := e.kr.MintLoginToken(ctx, "alpha", u, f.ID)
 		require.NoError(t, err)
 		requireOK(t, e.whoami("alpha", tok), "alpha", "user")

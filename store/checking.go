@@ -317,12 +317,13 @@ func (c *Checked) RetireSigningKey(ctx context.Context, projectID, id string, at
 	return c.s.RetireSigningKey(ctx, projectID, id, at)
 }
 
-// CreateRefreshFamily checks f (CheckFamily) and records it.
-func (c *Checked) CreateRefreshFamily(ctx context.Context, f RefreshFamily) error {
-	if err := CheckFamily(f); err != nil {
+// CreateRefreshFamily checks f and passwordHash (CheckFamilyStart) and
+// records f.
+func (c *Checked) CreateRefreshFamily(ctx context.Context, f RefreshFamily, passwordHash string) error {
+	if err := CheckFamilyStart(f, passwordHash); err != nil {
 		return refused("create refresh family", err)
 	}
-	return c.s.CreateRefreshFamily(ctx, f)
+	return c.s.CreateRefreshFamily(ctx, f, passwordHash)
 }
 
 // RotateRefresh checks the key, gen and p (CheckRotate), and rotates.

@@ -196,11 +196,18 @@ type SigningKeyStore interface {
 // RefreshStore keeps refresh-token families, the sessions, and enforces
 // rotation.
 type RefreshStore interface {
-	// CreateRefreshFamily records f, which starts a session. It must return
-	// ErrInvalid when CheckFamily refuses f, ErrNotFound for an unknown
-	// project or user, ErrDisabled for a disabled user and ErrConflict for
-	// an existing id.
-	CreateRefreshFamily(ctx context.Context, f RefreshFamily) error
+	// CreateRefreshFamily records f, which starts a session of a user
+	// who signed in with the password whose stored hash is passwordHash.
+	// It records f only while passwordHash is still the user's hash,
+	// atomically across every handle, so that no session begins with a
+	// password changed since it was checked: a CreateRefreshFamily racing
+	// with a password change followed by EndUserSessions either completes
+	// before EndUserSessions (and its family is revoked) or fails. It must
+	// return ErrInvalid when CheckFamilyStart refuses f or passwordHash,
+	// ErrNotFound for an unknown project or user, ErrDisabled for a
+	// disabled user, and ErrConflict for an existing id or when the
+	// user's hash is not passwordHash.
+	CreateRefreshFamily(ctx context.Context, f RefreshFamily, passwordHash string) error
 	// RotateRefresh exchanges generation gen of the family for its
 	// successor, atomically, as a compare-and-swap that holds across every
 	// handle on the database:

@@ -398,6 +398,12 @@ func CheckFamily(f RefreshFamily) error {
 	)
 }
 
+// CheckFamilyStart checks CreateRefreshFamily's arguments: f (CheckFamily)
+// and the password hash the sign-in checked, not empty.
+func CheckFamilyStart(f RefreshFamily, passwordHash string) error {
+	return errors.Join(CheckFamily(f), nonEmpty("password hash", passwordHash))
+}
+
 // CheckRotate checks RotateRefresh's generation and parameters: gen not
 // negative, p.Now set, p.TTL positive, p.ReuseWindow not negative.
 func CheckRotate(gen int64, p RotateParams) error {

@@ -244,6 +244,14 @@ func TestCheckFamily(t *testing.T) {
 	assert.NoError(t, CheckFamily(withEnd), "a family with EndsAt")
 }
 
+func TestCheckFamilyStart(t *testing.T) {
+	f := RefreshFamily{ID: "rf_1", ProjectID: "proj-a", UserID: "usr_1", IssuedAt: t0, ExpiresAt: t0.Add(time.Hour), CreatedAt: t0}
+	assert.NoError(t, CheckFamilyStart(f, "$argon2id$hash"))
+	assert.ErrorIs(t, CheckFamilyStart(f, ""), ErrInvalid, "an empty password hash")
+	f.ID = ""
+	assert.ErrorIs(t, CheckFamilyStart(f, "$argon2id$hash"), ErrInvalid, "a family CheckFamily refuses")
+}
+
 func TestCheckAudit(t *testing.T) {
 	valid := AuditEntry{ID: "aud_1", ProjectID: "proj-a", At: t0, Actor: "usr_1", Action: ActionSignIn, Target: "usr_1", ClientAddr: "192.0.2.1"}
 	long := strings.Repeat("x", MaxIDLen+1)

@@ -193,7 +193,7 @@ func testChecksProjectArguments(t *testing.T, s store.Store) {
 		add("CreateRefreshFamily", func(ctx context.Context) error {
 			f := newFamily(p, w.user.ID, base, time.Hour)
 			f.ID = refusedID
-			return s.CreateRefreshFamily(ctx, f)
+			return s.CreateRefreshFamily(ctx, f, userHash)
 		})
 		add("RotateRefresh", func(ctx context.Context) error {
 			return errOf(s.RotateRefresh(ctx, p, w.family.ID, 0, rotateParams(base.Add(time.Minute))))
@@ -267,12 +267,12 @@ func testChecksRowIDs(t *testing.T, s store.Store) {
 		add("CreateRefreshFamily (family id)", func(ctx context.Context) error {
 			f := newFamily(projA, w.user.ID, base, time.Hour)
 			f.ID = id
-			return s.CreateRefreshFamily(ctx, f)
+			return s.CreateRefreshFamily(ctx, f, userHash)
 		})
 		add("CreateRefreshFamily (user id)", func(ctx context.Context) error {
 			f := newFamily(projA, id, base, time.Hour)
 			f.ID = refusedID
-			return s.CreateRefreshFamily(ctx, f)
+			return s.CreateRefreshFamily(ctx, f, userHash)
 		})
 		add("AppendAudit", func(ctx context.Context) error {
 			return s.AppendAudit(ctx, newAudit(projA, id, base, store.ActionSignIn, ""))
@@ -476,7 +476,8 @@ func testChecksNewSigningKeys(t *testing.T, s store.Store) {
 	refuseAll(t, s, w, calls)
 }
 
-// CreateRefreshFamily refuses every family CheckFamily refuses.
+// CreateRefreshFamily refuses every family CheckFamily refuses, and an
+// empty password hash.
 func testChecksNewFamilies(t *testing.T, s store.Store) {
 	w := newWorld(t, s)
 	var calls []refusal
@@ -495,8 +496,13 @@ func testChecksNewFamilies(t *testing.T, s store.Store) {
 		f.ID = refusedID
 		c.change(&f)
 		require.Errorf(t, store.CheckFamily(f), "precondition: CheckFamily refuses a family with %s", c.name)
-		calls = append(calls, refusal{"CreateRefreshFamily with " + c.name, func(ctx context.Context) error { return s.CreateRefreshFamily(ctx, f) }})
+		calls = append(calls, refusal{"CreateRefreshFamily with " + c.name, func(ctx context.Context) error { return s.CreateRefreshFamily(ctx, f, userHash) }})
 	}
+	noHash := newFamily(projA, w.user.ID, base, time.Hour)
+	noHash.ID = refusedID
+	calls = append(calls, refusal{"CreateRefreshFamily with an empty password hash", func(ctx context.Context) error {
+		return s.CreateRefreshFamily(ctx, noHash, "")
+	}})
 	refuseAll(t, s, w, calls)
 }
 
@@ -612,7 +618,7 @@ func testChecksValidEdges(t *testing.T, s store.Store) {
 	u := mustUser(t, s, projA, "family@example.com")
 	f := newFamily(projA, u.ID, base, time.Hour)
 	f.ID = edgeID("rf_")
-	require.NoError(t, s.CreateRefreshFamily(ctx, f), "CreateRefreshFamily with a MaxIDLen-byte id")
+	require.NoError(t, s.CreateRefreshFamily(ctx, f, userHash), "CreateRefreshFamily with a MaxIDLen-byte id")
 	rotate(t, s, f, 0, rotateParams(base.Add(time.Minute)))
 }
 

@@ -29,6 +29,7 @@ func concurrencyGroups() []group {
 			{"SameEmail", testConcUsersSameEmail},
 			{"DistinctEmails", testConcUsersDistinctEmails},
 			{"DisableRacesSessions", func(t *testing.T, s store.Store) { raceDisableSessions(t, []store.Store{s}) }},
+			{"ResetRacesSessions", func(t *testing.T, s store.Store) { raceResetSessions(t, []store.Store{s}) }},
 		}},
 		{"Revocations", []testCase{
 			{"AllOnceReaderMissesNone", func(t *testing.T, s store.Store) { raceFeed(t, []store.Store{s}) }},
@@ -164,7 +165,7 @@ func testConcRefreshManyFamilies(t *testing.T, s store.Store) {
 	fams := make([]store.RefreshFamily, 16)
 	for i := range fams {
 		fams[i] = newFamily(projA, u.ID, base, 30*24*time.Hour)
-		require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), fams[i]), "CreateRefreshFamily")
+		require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), fams[i], userHash), "CreateRefreshFamily")
 	}
 	errs := make([]error, len(fams))
 	race(len(fams), func(i int) {

@@ -109,12 +109,16 @@ func mustProject(t *testing.T, s store.ProjectStore, id string) store.Project {
 	return p
 }
 
+// userHash is the password hash of the users newUser makes, the hash a
+// sign-in starting their sessions has checked.
+const userHash = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g"
+
 func newUser(project, email string) store.User {
 	return store.User{
 		ID:           store.NewID(store.PrefixUser),
 		ProjectID:    project,
 		Email:        email,
-		PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g",
+		PasswordHash: userHash,
 		Tags:         []string{},
 		CreatedAt:    base,
 	}
@@ -197,7 +201,7 @@ func newFamily(project, userID string, at time.Time, ttl time.Duration) store.Re
 func mustFamilyOf(t *testing.T, s store.RefreshStore, u store.User, at time.Time, ttl time.Duration) store.RefreshFamily {
 	t.Helper()
 	f := newFamily(u.ProjectID, u.ID, at, ttl)
-	require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), f), "CreateRefreshFamily(%q, %q) of user %q", f.ProjectID, f.ID, u.ID)
+	require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), f, u.PasswordHash), "CreateRefreshFamily(%q, %q) of user %q", f.ProjectID, f.ID, u.ID)
 	return f
 }
 
@@ -210,7 +214,7 @@ func mustFamily(t *testing.T, s store.Store, project string) store.RefreshFamily
 	}
 	u := mustUser(t, s, project, "family-owner@example.com")
 	f := newFamily(project, u.ID, base, 30*24*time.Hour)
-	require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), f), "CreateRefreshFamily(%q, %q)", project, f.ID)
+	require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), f, userHash), "CreateRefreshFamily(%q, %q)", project, f.ID)
 	return f
 }
 

@@ -70,7 +70,7 @@ func raceDisableSessions(t *testing.T, hs []store.Store) {
 		rots := make([]rotation, len(existing))
 		tasks := []func(h store.Store){func(h store.Store) { disableErr = h.DisableUser(t.Context(), projA, u.ID, at) }}
 		for i := range creates {
-			tasks = append(tasks, func(h store.Store) { createErrs[i] = h.CreateRefreshFamily(t.Context(), creates[i]) })
+			tasks = append(tasks, func(h store.Store) { createErrs[i] = h.CreateRefreshFamily(t.Context(), creates[i], userHash) })
 		}
 		for i := range existing {
 			tasks = append(tasks, func(h store.Store) {
@@ -102,6 +102,57 @@ func raceDisableSessions(t *testing.T, hs []store.Store) {
 		}
 		require.True(t, mustGetUser(t, s, projA, u.ID).Disabled(), "%s: the user is disabled", what)
 		feed.added(t, store.RevokedUser, u.ID, at, what+": DisableUser racing sessions")
+	}
+}
+
+// A password reset (SetPasswordHash, then EndUserSessions) racing
+// CreateRefreshFamily given the old hash, as a sign-in that checked the
+// old password makes it, never leaves a live session: every create either
+// fails with ErrConflict (storing nothing) or makes a family that ends up
+// revoked at the reset's time; and a session started with the new hash
+// afterwards is live.
+func raceResetSessions(t *testing.T, hs []store.Store) {
+	s := hs[0]
+	mustProject(t, s, projA)
+	for round := range 6 {
+		u := mustUser(t, s, projA, fmt.Sprintf("reset%d@example.com", round))
+		newHash := fmt.Sprintf("$argon2id$v=19$m=19456,t=2,p=1$cmVzZXRzYWx0cmVzZXQ$%044d", round)
+		at := base.Add(time.Duration(round+1) * time.Hour)
+		creates := make([]store.RefreshFamily, 8)
+		for i := range creates {
+			creates[i] = newFamily(projA, u.ID, at, 24*time.Hour)
+		}
+
+		var resetErr error
+		createErrs := make([]error, len(creates))
+		tasks := []func(h store.Store){func(h store.Store) {
+			if resetErr = h.SetPasswordHash(t.Context(), projA, u.ID, newHash); resetErr == nil {
+				resetErr = h.EndUserSessions(t.Context(), projA, u.ID, at)
+			}
+		}}
+		for i := range creates {
+			tasks = append(tasks, func(h store.Store) { createErrs[i] = h.CreateRefreshFamily(t.Context(), creates[i], userHash) })
+		}
+		raceTasks(hs, uint64(round), tasks)
+
+		what := fmt.Sprintf("round %d", round)
+		require.NoErrorf(t, resetErr, "%s: the reset", what)
+		after := at.Add(time.Second)
+		for i, f := range creates {
+			if err := createErrs[i]; err != nil {
+				require.ErrorIsf(t, err, store.ErrConflict, "%s: CreateRefreshFamily with the old hash racing a reset", what)
+				_, err = s.GetRefreshFamily(t.Context(), projA, f.ID)
+				require.ErrorIsf(t, err, store.ErrNotFound, "%s: GetRefreshFamily of a family whose create failed", what)
+				continue
+			}
+			got := wantSessionEnded(t, s, f, after, what+": a family created with the old hash racing a reset")
+			wantTime(t, at, got.RevokedAt, "%s: RevokedAt of a family created before the reset ended the sessions", what)
+		}
+		stale := newFamily(projA, u.ID, after, time.Hour)
+		require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), stale, userHash), store.ErrConflict, "%s: CreateRefreshFamily with the old hash after the reset", what)
+		live := newFamily(projA, u.ID, after, time.Hour)
+		require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), live, newHash), "%s: CreateRefreshFamily with the new hash after the reset", what)
+		require.Truef(t, mustGetFamily(t, s, projA, live.ID).Live(after), "%s: a session started with the new hash after the reset is live", what)
 	}
 }
 

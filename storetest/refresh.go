@@ -31,6 +31,7 @@ func refreshCases() []testCase {
 		{"RevokedPredecessor", testRefreshRevokedPredecessor},
 		{"RevokeZeroTime", testRefreshRevokeZeroTime},
 		{"CreateDisabledUser", testRefreshCreateDisabledUser},
+		{"CreateAfterPasswordChange", testRefreshCreateAfterPasswordChange},
 		{"RotateDisabledUser", testRefreshRotateDisabledUser},
 		{"EndsAtRoundTrip", testRefreshEndsAtRoundTrip},
 		{"EndsAtCapsExpiry", testRefreshEndsAtCapsExpiry},
@@ -67,7 +68,7 @@ func testRefreshCreateGet(t *testing.T, s store.Store) {
 	mustProject(t, s, projA)
 	u := mustUser(t, s, projA, "rt@example.com")
 	f := newFamily(projA, u.ID, base.In(elsewhere), 30*24*time.Hour)
-	require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), f), "CreateRefreshFamily(%q)", f.ID)
+	require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), f, userHash), "CreateRefreshFamily(%q)", f.ID)
 	got := mustGetFamily(t, s, projA, f.ID)
 	wantFamily(t, f, got, "GetRefreshFamily of a new family")
 	require.EqualValues(t, 0, got.Generation)
@@ -75,7 +76,7 @@ func testRefreshCreateGet(t *testing.T, s store.Store) {
 
 	// Several families of one user are independent.
 	g := newFamily(projA, u.ID, base.Add(time.Minute), time.Hour)
-	require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), g), "CreateRefreshFamily(%q)", g.ID)
+	require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), g, userHash), "CreateRefreshFamily(%q)", g.ID)
 	rotate(t, s, g, 0, rotateParams(base.Add(2*time.Minute)))
 	wantFamily(t, f, mustGetFamily(t, s, projA, f.ID), "a family after another family of its user rotated")
 }
@@ -87,21 +88,21 @@ func testRefreshCreateInvalid(t *testing.T, s store.Store) {
 	u := mustUser(t, s, projA, "rt@example.com")
 	noID := newFamily(projA, u.ID, base, time.Hour)
 	noID.ID = ""
-	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), noID), store.ErrInvalid, "CreateRefreshFamily with an empty id")
+	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), noID, userHash), store.ErrInvalid, "CreateRefreshFamily with an empty id")
 	noUser := newFamily(projA, "", base, time.Hour)
-	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), noUser), store.ErrInvalid, "CreateRefreshFamily with an empty user id")
+	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), noUser, userHash), store.ErrInvalid, "CreateRefreshFamily with an empty user id")
 	_, err := s.GetRefreshFamily(t.Context(), projA, noUser.ID)
 	require.ErrorIsf(t, err, store.ErrNotFound, "GetRefreshFamily(%q) after a rejected create", noUser.ID)
 	for _, gen := range []int64{1, -1, 7} {
 		f := newFamily(projA, u.ID, base, time.Hour)
 		f.Generation = gen
-		require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), f), store.ErrInvalid, "CreateRefreshFamily with Generation %d", gen)
+		require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), f, userHash), store.ErrInvalid, "CreateRefreshFamily with Generation %d", gen)
 		_, err = s.GetRefreshFamily(t.Context(), projA, f.ID)
 		require.ErrorIsf(t, err, store.ErrNotFound, "GetRefreshFamily(%q) after a rejected create", f.ID)
 	}
 	for _, p := range []string{"", "Proj A"} {
 		f := newFamily(p, u.ID, base, time.Hour)
-		require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), f), store.ErrInvalid, "CreateRefreshFamily in project %q", p)
+		require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), f, userHash), store.ErrInvalid, "CreateRefreshFamily in project %q", p)
 		_, err = s.GetRefreshFamily(t.Context(), p, f.ID)
 		require.ErrorIsf(t, err, store.ErrInvalid, "GetRefreshFamily(%q, ...)", p)
 		_, err = s.RotateRefresh(t.Context(), p, f.ID, 0, rotateParams(base))
@@ -122,13 +123,13 @@ func testRefreshCreateUnknown(t *testing.T, s store.Store) {
 	mustProject(t, s, projB)
 	u := mustUser(t, s, projA, "rt@example.com")
 	f := newFamily("no-such-project", u.ID, base, time.Hour)
-	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), f), store.ErrNotFound, "CreateRefreshFamily in an unknown project")
+	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), f, userHash), store.ErrNotFound, "CreateRefreshFamily in an unknown project")
 	f = newFamily(projA, store.NewID(store.PrefixUser), base, time.Hour)
-	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), f), store.ErrNotFound, "CreateRefreshFamily for an unknown user")
+	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), f, userHash), store.ErrNotFound, "CreateRefreshFamily for an unknown user")
 	_, err := s.GetRefreshFamily(t.Context(), projA, f.ID)
 	require.ErrorIsf(t, err, store.ErrNotFound, "GetRefreshFamily(%q) after a rejected create", f.ID)
 	f = newFamily(projB, u.ID, base, time.Hour)
-	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), f), store.ErrNotFound, "CreateRefreshFamily in %q for a user of %q", projB, projA)
+	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), f, userHash), store.ErrNotFound, "CreateRefreshFamily in %q for a user of %q", projB, projA)
 	_, err = s.GetRefreshFamily(t.Context(), projB, f.ID)
 	require.ErrorIsf(t, err, store.ErrNotFound, "GetRefreshFamily(%q) after a rejected create", f.ID)
 }
@@ -140,12 +141,12 @@ func testRefreshCreateDuplicate(t *testing.T, s store.Store) {
 	dup := f
 	dup.ExpiresAt = f.ExpiresAt.Add(time.Hour)
 	dup.IssuedAt = f.IssuedAt.Add(time.Hour)
-	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), dup), store.ErrConflict, "CreateRefreshFamily(%q) with an existing id", f.ID)
+	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), dup, userHash), store.ErrConflict, "CreateRefreshFamily(%q) with an existing id", f.ID)
 	wantFamily(t, f, mustGetFamily(t, s, projA, f.ID), "GetRefreshFamily after a conflicting create")
 
 	// Even after the family has rotated.
 	r := rotate(t, s, f, 0, rotateParams(base.Add(time.Minute)))
-	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), f), store.ErrConflict, "CreateRefreshFamily(%q) of a rotated family", f.ID)
+	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), f, userHash), store.ErrConflict, "CreateRefreshFamily(%q) of a rotated family", f.ID)
 	wantFamily(t, r.Family, mustGetFamily(t, s, projA, f.ID), "GetRefreshFamily after a conflicting create of a rotated family")
 }
 
@@ -317,7 +318,7 @@ func testRefreshExpired(t *testing.T, s store.Store) {
 	u := mustUser(t, s, projA, "rt@example.com")
 	exp := aligned.Add(time.Hour)
 	f := newFamily(projA, u.ID, aligned, time.Hour)
-	require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), f), "CreateRefreshFamily")
+	require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), f, userHash), "CreateRefreshFamily")
 	for _, now := range []time.Time{exp, exp.Add(time.Microsecond), exp.Add(24 * time.Hour)} {
 		_, err := s.RotateRefresh(t.Context(), projA, f.ID, 0, rotateParams(now))
 		require.ErrorIsf(t, err, store.ErrExpired, "RotateRefresh(gen 0) at %s, expiry %s", now.Format(time.RFC3339Nano), exp.Format(time.RFC3339Nano))
@@ -326,7 +327,7 @@ func testRefreshExpired(t *testing.T, s store.Store) {
 	require.EqualValues(t, 0, got.Generation, "an expired token does not rotate")
 
 	g := newFamily(projA, u.ID, aligned, time.Hour)
-	require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), g), "CreateRefreshFamily")
+	require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), g, userHash), "CreateRefreshFamily")
 	r := rotate(t, s, g, 0, store.RotateParams{Now: exp.Add(-time.Microsecond), TTL: time.Minute, ReuseWindow: 10 * time.Second})
 	require.False(t, r.Reused)
 	// The successor lives p.TTL.
@@ -451,12 +452,32 @@ func testRefreshCreateDisabledUser(t *testing.T, s store.Store) {
 	u := mustUser(t, s, projA, "disabled@example.com")
 	require.NoError(t, s.DisableUser(t.Context(), projA, u.ID, base), "DisableUser")
 	f := newFamily(projA, u.ID, base.Add(time.Minute), time.Hour)
-	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), f), store.ErrDisabled, "CreateRefreshFamily(%q) of a disabled user", f.ID)
+	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), f, userHash), store.ErrDisabled, "CreateRefreshFamily(%q) of a disabled user", f.ID)
 	_, err := s.GetRefreshFamily(t.Context(), projA, f.ID)
 	require.ErrorIsf(t, err, store.ErrNotFound, "GetRefreshFamily(%q) of a family whose create was refused", f.ID)
 	require.NoError(t, s.EnableUser(t.Context(), projA, u.ID), "EnableUser")
-	require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), f), "CreateRefreshFamily(%q) after EnableUser", f.ID)
+	require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), f, userHash), "CreateRefreshFamily(%q) after EnableUser", f.ID)
 	wantFamily(t, f, mustGetFamily(t, s, projA, f.ID), "GetRefreshFamily of a family created after EnableUser")
+}
+
+// CreateRefreshFamily given a hash that is no longer the user's (the
+// password was set after the sign-in checked it) is ErrConflict and stores
+// nothing; given the user's hash, a session starts.
+func testRefreshCreateAfterPasswordChange(t *testing.T, s store.Store) {
+	mustProject(t, s, projA)
+	u := mustUser(t, s, projA, "reset@example.com")
+	const newHash = "$argon2id$v=19$m=19456,t=2,p=1$bmV3c2FsdG5ld3NhbHQ$bmV3aGFzaG5ld2hhc2huZXdoYXNobmV3aGFzaA"
+	require.NoError(t, s.SetPasswordHash(t.Context(), projA, u.ID, newHash), "SetPasswordHash")
+	f := newFamily(projA, u.ID, base.Add(time.Minute), time.Hour)
+	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), f, userHash), store.ErrConflict,
+		"CreateRefreshFamily(%q) with the hash the password had before it was set", f.ID)
+	_, err := s.GetRefreshFamily(t.Context(), projA, f.ID)
+	require.ErrorIsf(t, err, store.ErrNotFound, "GetRefreshFamily(%q) of a family whose create was refused", f.ID)
+	require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), f, newHash+"x"), store.ErrConflict,
+		"CreateRefreshFamily(%q) with a hash the user never had", f.ID)
+
+	require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), f, newHash), "CreateRefreshFamily(%q) with the user's hash", f.ID)
+	wantFamily(t, f, mustGetFamily(t, s, projA, f.ID), "GetRefreshFamily of a family created with the user's hash")
 }
 
 // No session of a disabled user rotates: neither its current generation
@@ -493,7 +514,7 @@ func testRefreshEndsAtRoundTrip(t *testing.T, s store.Store) {
 	u := mustUser(t, s, projA, "ends@example.com")
 	f := newFamily(projA, u.ID, base, time.Hour)
 	f.EndsAt = base.Add(90 * 24 * time.Hour).In(elsewhere)
-	require.NoError(t, s.CreateRefreshFamily(t.Context(), f), "CreateRefreshFamily with EndsAt")
+	require.NoError(t, s.CreateRefreshFamily(t.Context(), f, userHash), "CreateRefreshFamily with EndsAt")
 	wantFamily(t, f, mustGetFamily(t, s, projA, f.ID), "GetRefreshFamily of a family with EndsAt")
 	g := mustFamilyOf(t, s, u, base, time.Hour)
 	wantZeroTime(t, mustGetFamily(t, s, projA, g.ID).EndsAt, "EndsAt of a family created without one")
@@ -510,7 +531,7 @@ func testRefreshEndsAtCapsExpiry(t *testing.T, s store.Store) {
 	u := mustUser(t, s, projA, "ends@example.com")
 	f := newFamily(projA, u.ID, aligned, time.Hour)
 	f.EndsAt = aligned.Add(2 * time.Hour)
-	require.NoError(t, s.CreateRefreshFamily(t.Context(), f), "CreateRefreshFamily with EndsAt")
+	require.NoError(t, s.CreateRefreshFamily(t.Context(), f, userHash), "CreateRefreshFamily with EndsAt")
 	// TTL within the end: not capped.
 	p := store.RotateParams{Now: aligned.Add(30 * time.Minute), TTL: time.Hour, ReuseWindow: 10 * time.Second}
 	r := rotate(t, s, f, 0, p)
@@ -538,7 +559,7 @@ func testRefreshEndsAtEndsRotation(t *testing.T, s store.Store) {
 	end := aligned.Add(time.Hour)
 	f := newFamily(projA, u.ID, aligned, 30*24*time.Hour)
 	f.EndsAt = end
-	require.NoError(t, s.CreateRefreshFamily(t.Context(), f), "CreateRefreshFamily with EndsAt")
+	require.NoError(t, s.CreateRefreshFamily(t.Context(), f, userHash), "CreateRefreshFamily with EndsAt")
 	for _, now := range []time.Time{end, end.Add(time.Microsecond), end.Add(24 * time.Hour)} {
 		_, err := s.RotateRefresh(t.Context(), projA, f.ID, 0, rotateParams(now))
 		require.ErrorIsf(t, err, store.ErrExpired, "RotateRefresh(gen 0) at %s, EndsAt %s", now.Format(time.RFC3339Nano), end.Format(time.RFC3339Nano))
@@ -557,7 +578,7 @@ func testRefreshEndsAtEndsRotation(t *testing.T, s store.Store) {
 
 	g := newFamily(projA, u.ID, aligned, 30*24*time.Hour)
 	g.EndsAt = end
-	require.NoError(t, s.CreateRefreshFamily(t.Context(), g), "CreateRefreshFamily with EndsAt")
+	require.NoError(t, s.CreateRefreshFamily(t.Context(), g, userHash), "CreateRefreshFamily with EndsAt")
 	rotate(t, s, g, 0, rotateParams(end.Add(-time.Microsecond)))
 }
 
@@ -648,7 +669,7 @@ func testRefreshPruneEnded(t *testing.T, s store.Store) {
 		t.Helper()
 		f := newFamily(projA, u.ID, aligned, 30*24*time.Hour)
 		f.EndsAt = end
-		require.NoError(t, s.CreateRefreshFamily(t.Context(), f), "CreateRefreshFamily with EndsAt")
+		require.NoError(t, s.CreateRefreshFamily(t.Context(), f, userHash), "CreateRefreshFamily with EndsAt")
 		return f
 	}
 	ended := withEnd(cut.Add(-time.Microsecond))

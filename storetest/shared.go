@@ -30,6 +30,7 @@ func sharedCases() []sharedCase {
 		{"Revocations/SplitRaceReaderMissesNone", func(t *testing.T, a, b store.Store) { raceFeed(t, []store.Store{a, b}) }},
 		{"Revocations/AtomicWithRecord", func(t *testing.T, a, b store.Store) { raceFeedAtomic(t, []store.Store{a, b}) }},
 		{"Users/DisableRacesSessions", func(t *testing.T, a, b store.Store) { raceDisableSessions(t, []store.Store{a, b}) }},
+		{"Users/ResetRacesSessions", func(t *testing.T, a, b store.Store) { raceResetSessions(t, []store.Store{a, b}) }},
 		{"Users/TagsVisible", testSharedUserTags},
 		{"Refresh/RevokeRacesRotate", func(t *testing.T, a, b store.Store) { raceRevokeRotate(t, []store.Store{a, b}) }},
 		{"Audit/VisibleToOther", testSharedAudit},
@@ -301,7 +302,7 @@ func testSharedRevocationsVisible(t *testing.T, a, b store.Store) {
 	wantTime(t, at.Add(2*time.Minute), mustGetFamily(t, b, projA, g.ID).RevokedAt, "b.GetRefreshFamily of a session a.DisableUser ended")
 	_, err := b.RotateRefresh(t.Context(), projA, g.ID, 0, rotateParams(at.Add(3*time.Minute)))
 	wantErrAny(t, err, []error{store.ErrRevoked, store.ErrDisabled}, "b.RotateRefresh of a session a.DisableUser ended")
-	require.ErrorIs(t, b.CreateRefreshFamily(t.Context(), newFamily(projA, u.ID, at.Add(3*time.Minute), time.Hour)), store.ErrDisabled,
+	require.ErrorIs(t, b.CreateRefreshFamily(t.Context(), newFamily(projA, u.ID, at.Add(3*time.Minute), time.Hour), userHash), store.ErrDisabled,
 		"b.CreateRefreshFamily of a user a disabled")
 }
 

@@ -73,7 +73,7 @@ func RunUnwritable(t *testing.T, open func(t *testing.T) (writable store.Store, 
 		{"CreateRefreshFamily", func(ctx context.Context) error {
 			f := newFamily(projA, w.user.ID, base, time.Hour)
 			f.ID = refusedID
-			return ro.CreateRefreshFamily(ctx, f)
+			return ro.CreateRefreshFamily(ctx, f, userHash)
 		}},
 		{"RotateRefresh", func(ctx context.Context) error {
 			return errOf(ro.RotateRefresh(ctx, projA, w.family.ID, 0, rotateParams(base.Add(time.Minute))))

@@ -716,7 +716,7 @@ func testUserDisable(t *testing.T, s store.Store) {
 	expired := mustFamilyOf(t, s, u, base, time.Minute)
 	ended := newFamily(projA, u.ID, base, 24*time.Hour)
 	ended.EndsAt = base.Add(10 * time.Minute)
-	require.NoError(t, s.CreateRefreshFamily(t.Context(), ended), "CreateRefreshFamily with EndsAt")
+	require.NoError(t, s.CreateRefreshFamily(t.Context(), ended, userHash), "CreateRefreshFamily with EndsAt")
 	other := mustFamilyOf(t, s, v, base, 24*time.Hour)
 	console := mustConsoleSession(t, s, projA, "disabled-console", u.ID, base)
 	otherConsole := mustConsoleSession(t, s, projA, "bystander-console", v.ID, base)

@@ -71,7 +71,7 @@ func testChangeVersionChanges(t *testing.T, s store.Store) {
 	step("CreateContact", err)
 	step("SetUserTags", s.SetUserTags(ctx, projA, u.ID, []string{"admin"}))
 	f := newFamily(projA, u.ID, base, time.Hour)
-	step("CreateRefreshFamily", s.CreateRefreshFamily(ctx, f))
+	step("CreateRefreshFamily", s.CreateRefreshFamily(ctx, f, userHash))
 	step("DisableUser", s.DisableUser(ctx, projA, u.ID, base.Add(3e9)))
 	step("EnableUser", s.EnableUser(ctx, projA, u.ID))
 	step("AppendAudit", s.AppendAudit(ctx, newAudit(projA, "aud_v", base, store.ActionSignIn, "")))

@@ -104,7 +104,7 @@ func TestFailover_StandbyRefusesWrites(t *testing.T) {
 			return s.CreateRefreshFamily(ctx, store.RefreshFamily{
 				ID: store.NewID(store.PrefixFamily), ProjectID: project, UserID: u.ID,
 				IssuedAt: now, ExpiresAt: now.Add(time.Hour), CreatedAt: now,
-			})
+			}, u.PasswordHash)
 		}},
 		{"RotateRefresh", func(ctx context.Context, s store.Store) error {
 			_, err := s.RotateRefresh(ctx, project, fam.ID, fam.Generation, store.RotateParams{Now: now, TTL: time.Hour, ReuseWindow: 10 * time.Second})

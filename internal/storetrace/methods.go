@@ -214,9 +214,9 @@ func (s *Store) RetireSigningKey(ctx context.Context, projectID string, id strin
 	return err
 }
 
-func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) error {
+func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily, passwordHash string) error {
 	ctx, span := s.Start(ctx, "store.CreateRefreshFamily", "")
-	err := s.st.CreateRefreshFamily(ctx, f)
+	err := s.st.CreateRefreshFamily(ctx, f, passwordHash)
 	End(span, err)
 	return err
 }

@@ -55,7 +55,7 @@ func newCheckedFixture(t *testing.T) checkedFixture {
 		for i := range 2 {
 			fam := store.RefreshFamily{ID: fmt.Sprintf("rf_%s%d", p, i), ProjectID: p, UserID: u.ID,
 				IssuedAt: base, ExpiresAt: base.Add(time.Hour), CreatedAt: base}
-			require.NoError(t, st.CreateRefreshFamily(ctx, fam))
+			require.NoError(t, st.CreateRefreshFamily(ctx, fam, u.PasswordHash))
 			fams = append(fams, fam.ID)
 		}
 		cs := make([]store.Contact, 7)

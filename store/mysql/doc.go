@@ -102,7 +102,8 @@
 //     any instances exactly one moves the generation. The 10-second (or
 //     configured) reuse window is decided on the family's rotated_at.
 //     DisableUser locks the user row before revoking its families;
-//     CreateRefreshFamily inserts under a shared lock on an enabled user.
+//     CreateRefreshFamily inserts under a shared lock on an enabled user
+//     whose password hash is still the one the sign-in checked.
 //   - RollAPIKey and RevokeAPIKey lock the key's row first (SELECT ...
 //     FOR UPDATE, a locking read of the newest committed row), then the
 //     project row: of concurrent rolls of one key on any instances exactly

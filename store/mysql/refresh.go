@@ -15,12 +15,14 @@ const (
 
 	// lockUserShareSQL takes a shared lock on the user row for the rest of
 	// CreateRefreshFamily's transaction and reads, as a locking read, the
-	// newest committed disabled_at. DisableUser locks the row exclusively
-	// first, which waits for that lock: either the family commits before
-	// DisableUser revokes the user's families (and is revoked with them),
-	// or this read waits for DisableUser to commit and finds the user
-	// disabled.
-	lockUserShareSQL = `SELECT disabled_at FROM users WHERE project_id = ? AND id = ? LOCK IN SHARE MODE`
+	// newest committed disabled_at and password hash. DisableUser,
+	// EndUserSessions and a password change lock the row exclusively,
+	// which waits for that lock: either the family commits before they
+	// change the user or revoke the user's families (and is revoked with
+	// them: a reset sets the hash, then ends the sessions), or this read
+	// waits for them to commit and finds the user disabled or the hash
+	// changed.
+	lockUserShareSQL = `SELECT disabled_at, password_hash FROM users WHERE project_id = ? AND id = ? LOCK IN SHARE MODE`
 	createFamilySQL  = `INSERT INTO refresh_families
 	(project_id, id, user_id, generation, issued_at, expires_at, created_at, ends_at)
 	VALUES (?, ?, ?, 0, ?, ?, ?, ?)`
@@ -61,21 +63,26 @@ const (
 	WHERE revoked_at < ? OR expires_at < ? OR ends_at < ?`
 )
 
-// CreateRefreshFamily records f, which starts a session. It returns an error
-// matching store.ErrInvalid when store.CheckFamily refuses f,
+// CreateRefreshFamily records f, which starts a session, while
+// passwordHash is the user's hash. It returns an error matching
+// store.ErrInvalid when store.CheckFamilyStart refuses f or passwordHash,
 // store.ErrNotFound for an unknown project or user, store.ErrDisabled for a
-// disabled user and store.ErrConflict for an existing id. See
-// lockUserShareSQL for how it stays consistent with a concurrent
-// DisableUser.
-func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) error {
+// disabled user and store.ErrConflict for an existing id or a hash that is
+// no longer passwordHash. See lockUserShareSQL for how it stays consistent
+// with a concurrent DisableUser or password reset.
+func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily, passwordHash string) error {
 	const op = "create refresh family"
 	return s.inTx(ctx, op, func(tx *sql.Tx) error {
 		var disabled sql.NullTime
-		if err := tx.QueryRowContext(ctx, lockUserShareSQL, f.ProjectID, f.UserID).Scan(&disabled); err != nil {
+		var hash string
+		if err := tx.QueryRowContext(ctx, lockUserShareSQL, f.ProjectID, f.UserID).Scan(&disabled, &hash); err != nil {
 			return err // sql.ErrNoRows: an unknown project or user
 		}
-		if disabled.Valid {
+		switch {
+		case disabled.Valid:
 			return fmt.Errorf("mysql: %s: %w", op, store.ErrDisabled)
+		case hash != passwordHash:
+			return fmt.Errorf("mysql: %s: the password hash changed: %w", op, store.ErrConflict)
 		}
 		_, err := tx.ExecContext(ctx, createFamilySQL, f.ProjectID, f.ID, f.UserID,
 			dbTime(f.IssuedAt), dbTime(f.ExpiresAt), dbTime(f.CreatedAt), nullTime(f.EndsAt))

@@ -76,7 +76,7 @@ func BenchmarkRotateRefresh(b *testing.B) {
 		now := time.Now()
 		f := store.RefreshFamily{ID: store.NewID(store.PrefixFamily), ProjectID: "p", UserID: u.ID,
 			IssuedAt: now, ExpiresAt: now.Add(time.Hour), CreatedAt: now}
-		if err := st.CreateRefreshFamily(ctx, f); err != nil {
+		if err := st.CreateRefreshFamily(ctx, f, u.PasswordHash); err != nil {
 			b.Fatal(err)
 		}
 		return f.ID

@@ -81,7 +81,7 @@ func TestDisableUser_BeforeCreate(t *testing.T) {
 	o.exec(t, disableUserSQL, "p", o.u.ID, at)
 	err := o.then(t, func() error {
 		return o.s.CreateRefreshFamily(ctx, store.RefreshFamily{ID: "rf_c", ProjectID: "p", UserID: o.u.ID,
-			IssuedAt: at, ExpiresAt: at.Add(time.Hour), CreatedAt: at})
+			IssuedAt: at, ExpiresAt: at.Add(time.Hour), CreatedAt: at}, o.u.PasswordHash)
 	}, func() { o.exec(t, revokeUserFamiliesSQL, "p", o.u.ID, at) })
 	assert.ErrorIs(t, err, store.ErrDisabled)
 	_, err = o.s.GetRefreshFamily(ctx, "p", "rf_c")
@@ -94,7 +94,7 @@ func TestDisableUser_AfterCreate(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	o := newLockOrder(t)
-	tag := o.exec(t, createFamilySQL, "p", "rf_c", o.u.ID, it0, it0.Add(time.Hour), it0, nil)
+	tag := o.exec(t, createFamilySQL, "p", "rf_c", o.u.ID, it0, it0.Add(time.Hour), it0, nil, o.u.PasswordHash)
 	require.EqualValues(t, 1, tag.RowsAffected())
 
 	at := it0.Add(time.Minute)
@@ -102,6 +102,50 @@ func TestDisableUser_AfterCreate(t *testing.T) {
 	f, err := o.s.GetRefreshFamily(ctx, "p", "rf_c")
 	require.NoError(t, err)
 	assert.True(t, f.RevokedAt.Equal(at), "the family created first is revoked at the disable time, got %v", f.RevokedAt)
+}
+
+// TestResetPassword_BeforeCreate: a reset has set the hash and holds the
+// user row (as EndUserSessions does) in a transaction still open when C
+// takes its snapshot, in which the old hash is the user's; C waits for the
+// row, then re-checks its newest version, finds the hash changed, and
+// inserts nothing.
+func TestResetPassword_BeforeCreate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o := newLockOrder(t)
+	at := it0.Add(time.Minute)
+	o.exec(t, setPasswordSQL, "p", o.u.ID, "the new hash")
+	o.exec(t, lockUserSQL, "p", o.u.ID)
+	err := o.then(t, func() error {
+		return o.s.CreateRefreshFamily(ctx, store.RefreshFamily{ID: "rf_c", ProjectID: "p", UserID: o.u.ID,
+			IssuedAt: at, ExpiresAt: at.Add(time.Hour), CreatedAt: at}, o.u.PasswordHash)
+	}, func() { o.exec(t, revokeUserFamiliesSQL, "p", o.u.ID, at) })
+	assert.ErrorIs(t, err, store.ErrConflict)
+	_, err = o.s.GetRefreshFamily(ctx, "p", "rf_c")
+	assert.ErrorIs(t, err, store.ErrNotFound, "no family was created")
+}
+
+// TestResetPassword_AfterCreate: C holds its lock on the user row with the
+// old hash checked; the reset sets the hash (which that lock does not
+// block), then EndUserSessions waits for the lock and revokes the new
+// family.
+func TestResetPassword_AfterCreate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o := newLockOrder(t)
+	tag := o.exec(t, createFamilySQL, "p", "rf_c", o.u.ID, it0, it0.Add(time.Hour), it0, nil, o.u.PasswordHash)
+	require.EqualValues(t, 1, tag.RowsAffected())
+
+	at := it0.Add(time.Minute)
+	require.NoError(t, o.then(t, func() error {
+		if err := o.s.SetPasswordHash(ctx, "p", o.u.ID, "the new hash"); err != nil {
+			return err
+		}
+		return o.s.EndUserSessions(ctx, "p", o.u.ID, at)
+	}, nil))
+	f, err := o.s.GetRefreshFamily(ctx, "p", "rf_c")
+	require.NoError(t, err)
+	assert.True(t, f.RevokedAt.Equal(at), "the family created first is revoked at the reset's time, got %v", f.RevokedAt)
 }
 
 // TestDisableUser_BeforeRotate: D has revoked the family row; R waits for
@@ -188,7 +232,7 @@ func TestDisableUser_Storm(t *testing.T) {
 				wg.Go(func() {
 					<-start
 					err := s.CreateRefreshFamily(ctx, store.RefreshFamily{ID: fmt.Sprintf("rf_new_%d", i), ProjectID: "p", UserID: u.ID,
-						IssuedAt: at, ExpiresAt: at.Add(time.Hour), CreatedAt: at})
+						IssuedAt: at, ExpiresAt: at.Add(time.Hour), CreatedAt: at}, u.PasswordHash)
 					fail(err, store.ErrDisabled)
 				})
 			}

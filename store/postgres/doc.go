@@ -59,9 +59,11 @@
 //     compare-and-swap that returns the family's user with it, followed
 //     only on failure by a read that classifies the call. DisableUser
 //     locks the user row before revoking its families;
-//     CreateRefreshFamily inserts only under a lock on an enabled user,
-//     and a rotation never passes a family DisableUser revoked: no session
-//     of a disabled user stays live.
+//     CreateRefreshFamily inserts only under a lock on an enabled user
+//     whose password hash is still the one the sign-in checked, and a
+//     rotation never passes a family DisableUser revoked: no session of a
+//     disabled user, and none started with a password changed since by a
+//     reset, stays live.
 //   - The revoking writes add their feed item in the same transaction and
 //     notify the channel latchkey_revocations; WatchRevocations listens on
 //     it with a connection of its own while anybody waits.

@@ -69,6 +69,6 @@ func seedFamily(t testing.TB, s *Store, u store.User) store.RefreshFamily {
 	t.Helper()
 	f := store.RefreshFamily{ID: store.NewID(store.PrefixFamily), ProjectID: u.ProjectID, UserID: u.ID,
 		IssuedAt: it0, ExpiresAt: it0.Add(time.Hour), CreatedAt: it0}
-	require.NoError(t, s.CreateRefreshFamily(context.Background(), f))
+	require.NoError(t, s.CreateRefreshFamily(context.Background(), f, u.PasswordHash))
 	return f
 }

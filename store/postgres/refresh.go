@@ -16,20 +16,29 @@ const (
 	familyColumns = `project_id, id, user_id, generation, issued_at, expires_at, created_at, ends_at, rotated_at, revoked_at`
 
 	// createFamilySQL inserts the family only for an existing user that is
-	// not disabled, and holds a FOR KEY SHARE lock on the user row until
-	// the transaction ends. DisableUser locks the row FOR UPDATE first,
-	// which waits for that lock: either this insert commits before
-	// DisableUser revokes the user's families (and is revoked with them),
-	// or it waits for DisableUser to commit and then, under READ
-	// COMMITTED, re-checks the locked row, finds the user disabled, and
-	// inserts nothing.
+	// not disabled and whose password hash is still $8, and holds a FOR
+	// SHARE lock on the user row until the transaction ends. Every write
+	// of the user row waits for that lock, and the lock waits for every
+	// uncommitted one: DisableUser and EndUserSessions lock the row FOR
+	// UPDATE first, so either this insert commits before they revoke the
+	// user's families (and is revoked with them), or it waits for them to
+	// commit; a password change (an UPDATE of the row) either waits for
+	// this insert to commit (and the EndUserSessions after it revokes the
+	// family) or commits first. Under READ COMMITTED, a row changed by a
+	// transaction that committed after this statement's snapshot makes the
+	// lock re-check the newest version, where the user is disabled or the
+	// hash changed, and nothing is inserted. (A FOR KEY SHARE lock would
+	// not: it ignores updates that leave the key alone, and so would let
+	// a session start on a hash changed meanwhile.)
 	createFamilySQL = `INSERT INTO refresh_families
 	(project_id, id, user_id, generation, issued_at, expires_at, created_at, ends_at)
 	SELECT $1::text, $2::text, u.id, 0, $4::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz
 	FROM users u
-	WHERE u.project_id = $1 AND u.id = $3 AND u.disabled_at IS NULL
-	FOR KEY SHARE OF u`
-	userDisabledSQL = `SELECT disabled_at IS NOT NULL FROM users WHERE project_id = $1 AND id = $2`
+	WHERE u.project_id = $1 AND u.id = $3 AND u.disabled_at IS NULL AND u.password_hash = $8
+	FOR SHARE OF u`
+	// familyUserStateSQL reads whether the user is disabled and whether
+	// its password hash is still $3.
+	familyUserStateSQL = `SELECT disabled_at IS NOT NULL, password_hash = $3 FROM users WHERE project_id = $1 AND id = $2`
 
 	getFamilySQL = `SELECT ` + familyColumns + ` FROM refresh_families
 	WHERE project_id = $1 AND id = $2`
@@ -85,30 +94,35 @@ const (
 	WHERE revoked_at < $1 OR expires_at < $1 OR ends_at < $1`
 )
 
-// CreateRefreshFamily records f, which starts a session. It returns an error
-// matching store.ErrInvalid when store.CheckFamily refuses f,
+// CreateRefreshFamily records f, which starts a session, while
+// passwordHash is the user's hash. It returns an error matching
+// store.ErrInvalid when store.CheckFamilyStart refuses f or passwordHash,
 // store.ErrNotFound for an unknown project or user, store.ErrDisabled for a
-// disabled user and store.ErrConflict for an existing id. See
-// createFamilySQL for how it stays consistent with a concurrent DisableUser.
-func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) error {
+// disabled user and store.ErrConflict for an existing id or a hash that is
+// no longer passwordHash. See createFamilySQL for how it stays consistent
+// with a concurrent DisableUser or password reset.
+func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily, passwordHash string) error {
 	const op = "create refresh family"
-	// The loop runs again only if the user was enabled between the INSERT
-	// and the read that explains why it inserted nothing.
+	// The loop runs again only if the user was enabled, or its hash set
+	// back, between the INSERT and the read that explains why it inserted
+	// nothing.
 	for range 3 {
 		n, err := s.execCount(ctx, op, createFamilySQL, f.ProjectID, f.ID, f.UserID,
-			dbTime(f.IssuedAt), dbTime(f.ExpiresAt), dbTime(f.CreatedAt), nullDBTime(f.EndsAt))
+			dbTime(f.IssuedAt), dbTime(f.ExpiresAt), dbTime(f.CreatedAt), nullDBTime(f.EndsAt), passwordHash)
 		if err != nil || n == 1 {
 			return err
 		}
-		var disabled bool
+		var disabled, sameHash bool
 		err = s.read(ctx, op, func(q querier) error {
-			return q.QueryRow(ctx, userDisabledSQL, f.ProjectID, f.UserID).Scan(&disabled)
+			return q.QueryRow(ctx, familyUserStateSQL, f.ProjectID, f.UserID, passwordHash).Scan(&disabled, &sameHash)
 		})
-		if err != nil {
+		switch {
+		case err != nil:
 			return err // no row: store.ErrNotFound, an unknown project or user
-		}
-		if disabled {
+		case disabled:
 			return fmt.Errorf("postgres: %s: %w", op, store.ErrDisabled)
+		case !sameHash:
+			return fmt.Errorf("postgres: %s: the password hash changed: %w", op, store.ErrConflict)
 		}
 	}
 	return fmt.Errorf("postgres: %s: the user changed during the call, try again", op)

@@ -14,11 +14,11 @@ import (
 	"github.com/latchkey-dev/latchkey/store/postgres"
 )
 
-func newFamily(t *testing.T, st store.Store, project, user string, at time.Time) store.RefreshFamily {
+func newFamily(t *testing.T, st store.Store, u store.User, at time.Time) store.RefreshFamily {
 	t.Helper()
-	f := store.RefreshFamily{ID: store.NewID(store.PrefixFamily), ProjectID: project, UserID: user,
+	f := store.RefreshFamily{ID: store.NewID(store.PrefixFamily), ProjectID: u.ProjectID, UserID: u.ID,
 		IssuedAt: at, ExpiresAt: at.Add(time.Hour), CreatedAt: at}
-	require.NoError(t, st.CreateRefreshFamily(context.Background(), f))
+	require.NoError(t, st.CreateRefreshFamily(context.Background(), f, u.PasswordHash))
 	return f
 }
 
@@ -30,7 +30,7 @@ func TestRotateRefresh_Classify(t *testing.T) {
 	mustProject(t, st, "p")
 	mustProject(t, st, "q")
 	u := mustUser(t, st, "p", "a@example.com")
-	f := newFamily(t, st, "p", u.ID, t0)
+	f := newFamily(t, st, u, t0)
 	p := store.RotateParams{Now: t0.Add(time.Minute), TTL: time.Hour, ReuseWindow: 10 * time.Second}
 
 	r, err := st.RotateRefresh(ctx, "p", f.ID, 0, p)
@@ -70,7 +70,7 @@ func TestRotateRefresh_Classify(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrRevoked, "current generation of a revoked family")
 
 	// Window 0: every reuse is a replay, even at the same instant.
-	g := newFamily(t, st, "p", u.ID, t0)
+	g := newFamily(t, st, u, t0)
 	zero := store.RotateParams{Now: t0.Add(time.Minute), TTL: time.Hour}
 	_, err = st.RotateRefresh(ctx, "p", g.ID, 0, zero)
 	require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestRotateRefresh_RaceTwoInstances(t *testing.T) {
 			a, b, _ := newShared(t)
 			mustProject(t, a, "p")
 			u := mustUser(t, a, "p", "a@example.com")
-			f := newFamily(t, a, "p", u.ID, t0)
+			f := newFamily(t, a, u, t0)
 			p := store.RotateParams{Now: t0.Add(time.Minute), TTL: time.Hour, ReuseWindow: window}
 
 			const n = 50

@@ -42,7 +42,7 @@ func TestRevocations_OrderAcrossInstances(t *testing.T) {
 				for range each {
 					f := store.RefreshFamily{ID: store.NewID(store.PrefixFamily), ProjectID: "p", UserID: u.ID,
 						IssuedAt: t0, ExpiresAt: t0.Add(time.Hour), CreatedAt: t0}
-					require.NoError(t, a.CreateRefreshFamily(ctx, f))
+					require.NoError(t, a.CreateRefreshFamily(ctx, f, u.PasswordHash))
 					fams[w] = append(fams[w], f)
 				}
 			}
@@ -102,7 +102,7 @@ func TestRevocations_Floor(t *testing.T) {
 	fam := func(u store.User) string {
 		f := store.RefreshFamily{ID: store.NewID(store.PrefixFamily), ProjectID: u.ProjectID, UserID: u.ID,
 			IssuedAt: t0, ExpiresAt: t0.Add(time.Hour), CreatedAt: t0}
-		require.NoError(t, st.CreateRefreshFamily(ctx, f))
+		require.NoError(t, st.CreateRefreshFamily(ctx, f, u.PasswordHash))
 		return f.ID
 	}
 	feed := func(p string) []store.Revocation {

@@ -79,11 +79,11 @@ func TestErrors_Translation(t *testing.T) {
 	assert.ErrorIs(t, st.CreateUser(ctx, other), store.ErrNotFound, "foreign_key_violation: unknown project")
 
 	fam := store.RefreshFamily{ID: store.NewID(store.PrefixFamily), ProjectID: "p", UserID: "usr_nobody", IssuedAt: t0, ExpiresAt: t0.Add(time.Hour), CreatedAt: t0}
-	assert.ErrorIs(t, st.CreateRefreshFamily(ctx, fam), store.ErrNotFound, "unknown user")
+	assert.ErrorIs(t, st.CreateRefreshFamily(ctx, fam, "h"), store.ErrNotFound, "unknown user")
 	mustProject(t, st, "q")
 	other2 := mustUser(t, st, "q", "bob@example.com")
 	fam.UserID = other2.ID
-	assert.ErrorIs(t, st.CreateRefreshFamily(ctx, fam), store.ErrNotFound, "a user of another project")
+	assert.ErrorIs(t, st.CreateRefreshFamily(ctx, fam, "h"), store.ErrNotFound, "a user of another project")
 
 	// Values the store.Check functions let through and PostgreSQL refuses
 	// (data exceptions, class 22): malformed input, nothing stored.

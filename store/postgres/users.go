@@ -34,9 +34,10 @@ const (
 	listUsersOrderSQL = ` ORDER BY created_at, id LIMIT %s`
 
 	// lockUserSQL takes the user row's strongest lock: it waits for, and
-	// then excludes, the FOR KEY SHARE lock CreateRefreshFamily holds on
+	// then excludes, the FOR SHARE lock CreateRefreshFamily holds on
 	// the user until it commits, so that no family is added to a user
-	// being disabled (see createFamilySQL).
+	// being disabled or whose sessions are being ended (see
+	// createFamilySQL).
 	lockUserSQL           = `SELECT disabled_at FROM users WHERE project_id = $1 AND id = $2 FOR UPDATE`
 	disableUserSQL        = `UPDATE users SET disabled_at = $3 WHERE project_id = $1 AND id = $2`
 	revokeUserFamiliesSQL = `UPDATE refresh_families SET revoked_at = $3

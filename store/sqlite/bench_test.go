@@ -317,7 +317,7 @@ func benchFamilies(b *testing.B, name string, n int) (*sqlite.Store, []store.Ref
 		}
 		f := store.RefreshFamily{ID: store.NewID(store.PrefixFamily), ProjectID: benchProject, UserID: u.ID,
 			IssuedAt: benchTime0, ExpiresAt: benchTime0.Add(24 * time.Hour), CreatedAt: benchTime0}
-		if err := s.CreateRefreshFamily(ctx, f); err != nil {
+		if err := s.CreateRefreshFamily(ctx, f, u.PasswordHash); err != nil {
 			b.Fatal(err)
 		}
 		fs = append(fs, f)

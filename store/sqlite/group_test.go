@@ -39,7 +39,7 @@ func TestGroupCommit_IsolatesRequests(t *testing.T) {
 	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: now}))
 	require.NoError(t, s.CreateUser(ctx, store.User{ID: "usr_1", ProjectID: "p", Email: "a@example.com", PasswordHash: "h", CreatedAt: now}))
 	fam := store.RefreshFamily{ID: "rf_1", ProjectID: "p", UserID: "usr_1", IssuedAt: now, ExpiresAt: now.Add(time.Hour), CreatedAt: now}
-	require.NoError(t, s.CreateRefreshFamily(ctx, fam))
+	require.NoError(t, s.CreateRefreshFamily(ctx, fam, "h"))
 	for gen := range int64(2) {
 		_, err := s.RotateRefresh(ctx, "p", "rf_1", gen, store.RotateParams{Now: now, TTL: time.Hour})
 		require.NoError(t, err)

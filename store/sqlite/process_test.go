@@ -46,7 +46,7 @@ func TestMultiProcess(t *testing.T) {
 	must(t, parent.CreateProject(ctx, store.Project{ID: procProject, CreatedAt: now}))
 	must(t, parent.CreateUser(ctx, store.User{ID: "usr_1", ProjectID: procProject, Email: "a@example.com", PasswordHash: "h", CreatedAt: now}))
 	must(t, parent.CreateRefreshFamily(ctx, store.RefreshFamily{ID: procFamily, ProjectID: procProject, UserID: "usr_1",
-		IssuedAt: now, ExpiresAt: now.Add(time.Hour), CreatedAt: now}))
+		IssuedAt: now, ExpiresAt: now.Add(time.Hour), CreatedAt: now}, "h"))
 	must(t, parent.CreateAPIKey(ctx, store.APIKey{ID: procKey, ProjectID: procProject, Name: "k", CreatedAt: now}))
 	must(t, parent.RevokeAPIKey(ctx, procProject, procKey, now))
 

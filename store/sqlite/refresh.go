@@ -14,8 +14,11 @@ const (
 	createFamilySQL = `INSERT INTO refresh_families
 (id, project_id, user_id, generation, issued_at, expires_at, created_at, ends_at)
 VALUES (?, ?, ?, 0, ?, ?, ?, ?)`
-	familyColumns = `id, project_id, user_id, generation, issued_at, expires_at, created_at, ends_at, revoked_at`
-	getFamilySQL  = `SELECT ` + familyColumns + ` FROM refresh_families WHERE id = ? AND project_id = ?`
+	// familyUserStateSQL reads the user's disabled_at and password hash; no
+	// row means no such user in the project.
+	familyUserStateSQL = `SELECT disabled_at, password_hash FROM users WHERE id = ? AND project_id = ?`
+	familyColumns      = `id, project_id, user_id, generation, issued_at, expires_at, created_at, ends_at, revoked_at`
+	getFamilySQL       = `SELECT ` + familyColumns + ` FROM refresh_families WHERE id = ? AND project_id = ?`
 	// rotateStateSQL reads the family (familyColumns), when it last
 	// rotated and its user (userColumns, from column rotateUserColumn),
 	// inside the rotation's write transaction.
@@ -36,16 +39,24 @@ WHERE id = ? AND project_id = ? AND generation = ? AND revoked_at IS NULL`
 	pruneFamiliesSQL = `DELETE FROM refresh_families WHERE revoked_at < ?1 OR expires_at < ?1 OR ends_at < ?1`
 )
 
-// CreateRefreshFamily records f, which starts a session. It returns an error
-// matching store.ErrInvalid when store.CheckFamily refuses f,
+// CreateRefreshFamily records f, which starts a session, while
+// passwordHash is the user's hash. It returns an error matching
+// store.ErrInvalid when store.CheckFamilyStart refuses f or passwordHash,
 // store.ErrNotFound for an unknown project or a user unknown in the
 // project, store.ErrDisabled for a disabled user and store.ErrConflict for
-// an existing id. The user's state is read in the same write transaction as
-// the insert, so a DisableUser committed before it is always seen.
-func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) error {
+// an existing id or a hash that is no longer passwordHash. The user's state
+// is read in the same write transaction as the insert, so a DisableUser or
+// password change committed before it is always seen.
+func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily, passwordHash string) error {
 	const op = "create refresh family"
 	err := s.writeTx(ctx, func(t *wtx) error {
-		switch disabled, err := t.userDisabled(f.UserID, f.ProjectID); {
+		var disabled bool
+		var hash string
+		err := t.queryRow(familyUserStateSQL, func(st *sqlite.Stmt) error {
+			disabled, hash = !st.ColumnIsNull(0), st.ColumnText(1)
+			return nil
+		}, f.UserID, f.ProjectID)
+		switch {
 		case errors.Is(err, errNoRows):
 			// Covers an unknown project too: it has no users.
 			return notFound(op + ": user")
@@ -53,8 +64,10 @@ func (s *Store) CreateRefreshFamily(ctx context.Context, f store.RefreshFamily) 
 			return err
 		case disabled:
 			return errDisabled(op)
+		case hash != passwordHash:
+			return conflict(op, "the password hash changed")
 		}
-		_, err := t.exec(createFamilySQL, f.ID, f.ProjectID, f.UserID, dbTime(f.IssuedAt),
+		_, err = t.exec(createFamilySQL, f.ID, f.ProjectID, f.UserID, dbTime(f.IssuedAt),
 			dbTime(f.ExpiresAt), dbTime(f.CreatedAt), nullDBTime(f.EndsAt))
 		return err
 	})
