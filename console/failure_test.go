@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,6 +43,30 @@ func (s brokenSessions) DeleteConsoleSession(ctx context.Context, projectID, id 
 	return s.ConsoleSessionStore.DeleteConsoleSession(ctx, projectID, id)
 }
 
+// consoleOver serves the fixture's console a second time, its sessions
+// kept by sessions, over a real HTTP server.
+func (f *fixture) consoleOver(t testing.TB, sessions store.ConsoleSessionStore) *httptest.Server {
+	t.Helper()
+	hasher := identity.NewHasher(nil)
+	h := console.New(console.Deps{
+		Authenticator: identity.NewAuthenticator(f.st, hasher, identity.NewMemoryLimiter(nil), nil),
+		APIKeys:       f.lk.APIKeys(),
+		Keyring:       f.lk.Keyring(),
+		SigningKeys:   f.st,
+		Users:         f.lk.Users(),
+		Sessions:      sessions,
+		AuditLog:      f.st,
+		Audit:         audit.New(f.st, nil),
+	}, &console.Options{Now: f.clock.Now})
+	mux := http.NewServeMux()
+	for _, rt := range h.Routes() {
+		mux.Handle(rt.Pattern, rt.Handler)
+	}
+	srv := httptest.NewServer(tenant.ByPath("/p/", store.DefaultProject, mux))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // TestConsole_StoreFailuresFailClosed serves the fixture's console a
 // second time over sessions whose store fails: a session that cannot be
 // read lets nothing through, and a sign-out that cannot be stored says so
@@ -53,26 +78,7 @@ func TestConsole_StoreFailuresFailClosed(t *testing.T) {
 	formToken := c.mustSignIn()
 	secret := c.sessionSecret(project)
 
-	serve := func(sessions store.ConsoleSessionStore) *httptest.Server {
-		hasher := identity.NewHasher(nil)
-		h := console.New(console.Deps{
-			Authenticator: identity.NewAuthenticator(f.st, hasher, identity.NewMemoryLimiter(nil), nil),
-			APIKeys:       f.lk.APIKeys(),
-			Keyring:       f.lk.Keyring(),
-			SigningKeys:   f.st,
-			Users:         f.lk.Users(),
-			Sessions:      sessions,
-			AuditLog:      f.st,
-			Audit:         audit.New(f.st, nil),
-		}, &console.Options{Now: f.clock.Now})
-		mux := http.NewServeMux()
-		for _, rt := range h.Routes() {
-			mux.Handle(rt.Pattern, rt.Handler)
-		}
-		srv := httptest.NewServer(tenant.ByPath("/p/", store.DefaultProject, mux))
-		t.Cleanup(srv.Close)
-		return srv
-	}
+	serve := func(sessions store.ConsoleSessionStore) *httptest.Server { return f.consoleOver(t, sessions) }
 	send := func(srv *httptest.Server, method, page string, form url.Values) *http.Response {
 		t.Helper()
 		req, err := http.NewRequest(method, srv.URL+"/p/acme/console/"+page, strings.NewReader(form.Encode()))
@@ -103,4 +109,60 @@ func TestConsole_StoreFailuresFailClosed(t *testing.T) {
 		assert.NotEqual(t, "latchkey_console_acme", ck.Name, "the cookie is kept: the session goes on")
 	}
 	assert.Equal(t, http.StatusOK, c.get("keys").status, "and it does")
+}
+
+// A password reset that lands while a sign-in with the old password is
+// past its check but has not stored its session ends that sign-in too: it
+// gets the wrong-password answer and no session, and the new password
+// signs in.
+func TestConsole_ResetDuringSignInStartsNoSession(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	admin := f.user(t, project, adminEmail)
+	const newPassword = "a brand new password"
+	sessions := &resetBeforeSessionStarts{ConsoleSessionStore: f.st, reset: func() {
+		_, err := f.lk.Users().ResetPassword(ctx, project, admin.ID, newPassword)
+		require.NoError(t, err)
+	}}
+	c := f.newClient(t, project)
+	c.base = f.consoleOver(t, sessions).URL + "/p/" + project + "/console/"
+
+	r := c.signIn(adminEmail, adminPassword)
+	assert.Equal(t, http.StatusOK, r.status, "the sign-in answered %d, Location %q", r.status, r.header.Get("Location"))
+	assert.Contains(t, r.body, "The email or password is incorrect.")
+	if ck := r.cookie("latchkey_console_acme"); ck != nil {
+		assert.Empty(t, ck.Value, "a session cookie was set")
+	}
+	sessions.mu.Lock()
+	ids := sessions.ids
+	sessions.mu.Unlock()
+	require.Len(t, ids, 1, "the sign-in stored its session")
+	_, err := f.st.GetConsoleSession(ctx, project, ids[0])
+	assert.ErrorIs(t, err, store.ErrNotFound, "the session of the old password is gone")
+
+	r = c.signIn(adminEmail, newPassword)
+	assert.Equal(t, http.StatusSeeOther, r.status, r.body)
+	assert.Equal(t, "keys", r.header.Get("Location"))
+}
+
+// resetBeforeSessionStarts is a session store that runs reset once, right
+// before the first session is stored, and records the ids of the sessions
+// it stores.
+type resetBeforeSessionStarts struct {
+	store.ConsoleSessionStore
+	reset func()
+
+	mu  sync.Mutex
+	ids []string
+}
+
+func (s *resetBeforeSessionStarts) CreateConsoleSession(ctx context.Context, cs store.ConsoleSession) error {
+	s.mu.Lock()
+	s.ids = append(s.ids, cs.ID)
+	first := len(s.ids) == 1
+	s.mu.Unlock()
+	if first {
+		s.reset()
+	}
+	return s.ConsoleSessionStore.CreateConsoleSession(ctx, cs)
 }

@@ -85,19 +85,39 @@ func (h *Handler) expired(rec store.ConsoleSession, now time.Time) bool {
 	return now.Sub(rec.LastSeenAt) >= h.idle || now.Sub(rec.CreatedAt) >= h.lifetime
 }
 
-// startSession stores a new session of userID in project and returns it.
-func (h *Handler) startSession(ctx context.Context, project, userID string) (session, error) {
+// errUserChanged is startSession's error when the user was given a new
+// password, disabled or deleted while signing in.
+var errUserChanged = errors.New("console: the user changed during the sign-in")
+
+// startSession stores a new session of u, the user as the sign-in checked
+// them, in project and returns it. A password reset or a disable that
+// lands while the sign-in hashes ends the user's sessions before this one
+// is stored; so the user is read again once it is, and unless they are
+// still as checked the session is ended at once and the error matches
+// errUserChanged. A reset sets the hash, and a disable the flag, before
+// they end the sessions: whichever comes first, the read or the ending,
+// catches the session.
+func (h *Handler) startSession(ctx context.Context, project string, u store.User) (session, error) {
 	now := store.Truncate(h.now())
 	s := session{secret: randomToken()}
 	s.rec = store.ConsoleSession{
 		ID:         sessionID(s.secret),
 		ProjectID:  project,
-		UserID:     userID,
+		UserID:     u.ID,
 		CreatedAt:  now,
 		LastSeenAt: now,
 	}
 	if err := h.deps.Sessions.CreateConsoleSession(ctx, s.rec); err != nil {
 		return session{}, fmt.Errorf("console: storing a session: %w", err)
+	}
+	cur, err := h.deps.Users.Get(ctx, project, u.ID)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || err == nil && (cur.Disabled() || cur.PasswordHash != u.PasswordHash):
+		h.endSession(ctx, project, s.rec.ID)
+		return session{}, errUserChanged
+	case err != nil:
+		h.endSession(ctx, project, s.rec.ID)
+		return session{}, fmt.Errorf("console: reading the user signing in: %w", err)
 	}
 	return s, nil
 }

@@ -130,8 +130,14 @@ func (h *Handler) signin(c *call) {
 		h.notAdmin(c, u)
 		return
 	}
-	s, err := h.startSession(ctx, c.project, u.ID)
-	if err != nil {
+	s, err := h.startSession(ctx, c.project, u)
+	switch {
+	case errors.Is(err, errUserChanged):
+		// As if the change had come before the sign-in.
+		h.deps.Audit.Record(ctx, c.project, store.ActionSignInFailed, u.ID)
+		again(http.StatusOK, msgBadCredentials)
+		return
+	case err != nil:
 		h.fail(c.w, c.r, err)
 		return
 	}
