@@ -9,13 +9,12 @@
 // follows the feed with long polls in the background. [Verifier.Verify]
 // checks a token's signature, shape, audience, issuer and time with
 // keys.Parse, then the revocations the feed announced: revoked API keys,
-// retired signing keys, ended sessions, disabled users and users whose
-// sessions an administrator ended with a new password (a login token of a
-// user item at T is refused if its iat is at or before T plus the
+// retired signing keys, ended sessions (a password reset ends each of the
+// user's sessions by an item of its own) and disabled users (a login token
+// of a user item at T is refused if its iat is at or before T plus the
 // verifier's leeway, the clock skew allowed between the instances that
-// mint tokens; a user enabled again, or signing in with the new password,
-// may use remote services with tokens minted after that, a refresh's
-// included).
+// mint tokens; a user enabled again may use remote services with tokens
+// minted after that, a refresh's included).
 // [Verifier.Middleware] guards an http.Handler with it.
 //
 //	v, err := remote.New(ctx, "https://id.example.com", apiKey, nil)

@@ -311,6 +311,34 @@ func TestVerify_revocationsAreRefusedWithinASecond(t *testing.T) {
 	t.Logf("slowest revocation refused %s after it was made", worst)
 }
 
+// A password reset ends the user's sessions for remote verifiers within a
+// second, and only those: a login right after it, with the new password,
+// is valid at once (with the default leeway of 30 seconds).
+func TestVerify_passwordResetEndsOnlyTheSessionsItEnded(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	_, feedKey := h.apiKey("feed")
+	annID := h.user("ann@example.com")
+	before1, _ := h.login("ann@example.com")
+	before2, _ := h.login("ann@example.com")
+	v := h.verifier(feedKey, nil)
+	for _, tok := range []string{before1, before2} {
+		_, err := v.Verify(ctx, tok)
+		require.NoError(t, err)
+	}
+
+	// The harness signs in with one password: the reset gives it again,
+	// under a new hash, which ends the sessions all the same.
+	_, err := h.lk.Users().ResetPassword(ctx, store.DefaultProject, annID, testPassword)
+	require.NoError(t, err)
+	refusedWithin(t, v, before1, keys.ErrTokenRevoked, time.Second)
+	refusedWithin(t, v, before2, keys.ErrTokenRevoked, time.Second)
+	after, _ := h.login("ann@example.com")
+	_, err = v.Verify(ctx, after)
+	require.NoError(t, err, "a login right after the reset is valid for remote services")
+}
+
 func TestVerify_signingKeys(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)

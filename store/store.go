@@ -79,10 +79,12 @@ type UserStore interface {
 	// write, as DisableUser does but leaving the user enabled: every
 	// session of the user that is not revoked is revoked at at, every
 	// console session of the user is deleted, and one revocation of kind
-	// RevokedUser is added to the project's feed (so that verifiers
-	// following the feed refuse the user's login tokens issued up to at).
-	// Sessions started afterwards are live. It returns an error matching
-	// ErrNotFound for an unknown user and ErrInvalid for a zero at.
+	// RevokedSession is added to the project's feed for each session it
+	// revoked (so that verifiers following the feed refuse those
+	// sessions' login tokens, and no other: a session started afterwards
+	// is live everywhere at once). It returns an error matching
+	// ErrNotFound for an unknown user and ErrInvalid for a zero at, and
+	// adds nothing then.
 	EndUserSessions(ctx context.Context, projectID, id string, at time.Time) error
 }
 

@@ -253,13 +253,13 @@ const (
 	// RevokedSigningKey: a signing key was retired, ending every token and
 	// API key it signed; Subject is its id (the tokens' kid).
 	RevokedSigningKey RevocationKind = "signing_key"
-	// RevokedSession: a session ended by logout or replay; Subject is the
-	// family id (the login tokens' sid).
+	// RevokedSession: a session ended by logout, replay or
+	// EndUserSessions (a password reset: one item per session it ended);
+	// Subject is the family id (the login tokens' sid).
 	RevokedSession RevocationKind = "session"
-	// RevokedUser: a user was disabled, or their sessions were ended
-	// (EndUserSessions: a password reset), ending every session of theirs
-	// and every login token issued to them up to RevokedAt; Subject is the
-	// user id.
+	// RevokedUser: a user was disabled, ending every session of theirs and
+	// every login token issued to them up to RevokedAt; Subject is the user
+	// id.
 	RevokedUser RevocationKind = "user"
 )
 

@@ -11,9 +11,11 @@ import (
 
 // EndUserSessions revokes every live session of the user at at (a session
 // revoked before keeps its time), deletes the user's console sessions, adds
-// one item of kind RevokedUser, and leaves the user enabled, other users'
-// sessions live, and later sessions of the user possible. An unknown user
-// is ErrNotFound and a zero at ErrInvalid, and neither adds anything.
+// one item of kind RevokedSession for each session it revoked and no other,
+// and leaves the user enabled, other users' sessions live, and later
+// sessions of the user possible. A user with no live session gets no
+// item. An unknown user is ErrNotFound and a zero at ErrInvalid, and
+// neither adds anything.
 func testFeedUserEndSessions(t *testing.T, s store.Store) {
 	mustProject(t, s, projA)
 	u := mustUser(t, s, projA, "reset@example.com")
@@ -32,7 +34,8 @@ func testFeedUserEndSessions(t *testing.T, s store.Store) {
 
 	at := base.Add(time.Hour).In(elsewhere)
 	require.NoErrorf(t, s.EndUserSessions(t.Context(), projA, u.ID, at), "EndUserSessions(%q)", u.ID)
-	feed.added(t, store.RevokedUser, u.ID, at, "EndUserSessions of a user with two live sessions")
+	feed.addedAll(t, []wantItem{{store.RevokedSession, live[0].ID}, {store.RevokedSession, live[1].ID}}, at,
+		"EndUserSessions of a user with two live sessions")
 	for _, f := range live {
 		wantTime(t, at, mustGetFamily(t, s, projA, f.ID).RevokedAt, "RevokedAt of a session EndUserSessions ended")
 	}
@@ -48,6 +51,11 @@ func testFeedUserEndSessions(t *testing.T, s store.Store) {
 	later := mustFamilyOf(t, s, u, at.Add(time.Minute), 24*time.Hour)
 	_, err = s.RotateRefresh(t.Context(), projA, later.ID, 0, rotateParams(at.Add(2*time.Minute)))
 	require.NoError(t, err, "RotateRefresh of a session started after EndUserSessions")
+
+	require.NoError(t, s.EndUserSessions(t.Context(), projA, other.ID, at.Add(time.Minute)), "EndUserSessions of another user")
+	feed.addedAll(t, []wantItem{{store.RevokedSession, others.ID}}, at.Add(time.Minute), "EndUserSessions of a user with one live session")
+	require.NoError(t, s.EndUserSessions(t.Context(), projA, other.ID, at.Add(2*time.Minute)), "EndUserSessions again")
+	feed.unchanged(t, "EndUserSessions of a user with no live session")
 
 	err = s.EndUserSessions(t.Context(), projA, store.NewID(store.PrefixUser), at)
 	require.ErrorIs(t, err, store.ErrNotFound, "EndUserSessions of an unknown user")

@@ -69,18 +69,36 @@ func (f *feedTracker) note(r store.Revocation) {
 // needs; and returns the item.
 func (f *feedTracker) added(t *testing.T, kind store.RevocationKind, subject string, at time.Time, what string) store.Revocation {
 	t.Helper()
+	return f.addedAll(t, []wantItem{{kind, subject}}, at, what)[0]
+}
+
+// wantItem is the kind and subject of an item a write adds to the feed.
+type wantItem struct {
+	kind    store.RevocationKind
+	subject string
+}
+
+// addedAll checks that the feed is what it was plus exactly the items of
+// want, last, in any order among themselves, each revoked at at, raised
+// only as the floor rule needs; and returns the items added, in feed
+// order.
+func (f *feedTracker) addedAll(t *testing.T, want []wantItem, at time.Time, what string) []store.Revocation {
+	t.Helper()
 	now := feedList(f.s, f.project).all(t)
-	require.Lenf(t, now, len(f.items)+1, "%s: ListRevocations(%q) items, want exactly one added", what, f.project)
+	require.Lenf(t, now, len(f.items)+len(want), "%s: ListRevocations(%q) items, want exactly %d added", what, f.project, len(want))
 	wantRevocations(t, f.items, now[:len(f.items)], what+": the items already in the feed")
-	got := now[len(f.items)]
-	require.Equalf(t, kind, got.Kind, "%s: Kind of the item added", what)
-	require.Equalf(t, subject, got.Subject, "%s: Subject of the item added", what)
-	require.Equalf(t, f.project, got.ProjectID, "%s: ProjectID of the item added", what)
-	require.Truef(t, strings.HasPrefix(got.ID, store.PrefixRevocation+"_"), "%s: ID of the item added = %q, want the prefix %q", what, got.ID, store.PrefixRevocation+"_")
-	checkFloor(t, what, at, got, f.top, f.hasTop)
+	added := now[len(f.items):]
+	got := make([]wantItem, len(added))
+	for i, r := range added {
+		got[i] = wantItem{r.Kind, r.Subject}
+		require.Equalf(t, f.project, r.ProjectID, "%s: ProjectID of an item added", what)
+		require.Truef(t, strings.HasPrefix(r.ID, store.PrefixRevocation+"_"), "%s: ID of an item added = %q, want the prefix %q", what, r.ID, store.PrefixRevocation+"_")
+		checkFloor(t, what, at, r, f.top, f.hasTop)
+		f.note(r)
+	}
+	require.ElementsMatchf(t, want, got, "%s: the kinds and subjects of the items added", what)
 	f.items = now
-	f.note(got)
-	return got
+	return added
 }
 
 // unchanged checks that the feed holds exactly what it held.

@@ -28,8 +28,13 @@ const (
 	// then excludes, the shared lock CreateRefreshFamily holds on the user
 	// until it commits, so that no family is added to a user being
 	// disabled.
-	lockUserSQL           = `SELECT disabled_at FROM users WHERE project_id = ? AND id = ? FOR UPDATE`
-	disableUserSQL        = `UPDATE users SET disabled_at = ? WHERE project_id = ? AND id = ?`
+	lockUserSQL    = `SELECT disabled_at FROM users WHERE project_id = ? AND id = ? FOR UPDATE`
+	disableUserSQL = `UPDATE users SET disabled_at = ? WHERE project_id = ? AND id = ?`
+	// liveUserFamiliesSQL reads, and locks, the user's unrevoked
+	// families, which revokeUserFamiliesSQL then revokes: MariaDB's UPDATE
+	// has no RETURNING.
+	liveUserFamiliesSQL = `SELECT id FROM refresh_families
+	WHERE project_id = ? AND user_id = ? AND revoked_at IS NULL FOR UPDATE`
 	revokeUserFamiliesSQL = `UPDATE refresh_families SET revoked_at = ?
 	WHERE project_id = ? AND user_id = ? AND revoked_at IS NULL`
 	deleteUserConsoleSessionsSQL = `DELETE FROM console_sessions WHERE project_id = ? AND user_id = ?`
@@ -178,16 +183,20 @@ func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.T
 		if _, err := tx.ExecContext(ctx, disableUserSQL, at, projectID, id); err != nil {
 			return err
 		}
-		return endUserSessions(ctx, tx, projectID, id, at)
+		if _, err := endUserSessions(ctx, tx, projectID, id, at); err != nil {
+			return err
+		}
+		return addRevocation(ctx, tx, projectID, store.RevokedUser, id, at)
 	})
 }
 
 // EndUserSessions ends every session of the user at at in one
 // transaction: it locks the user row (FOR UPDATE, as DisableUser does),
 // revokes every unrevoked family of the user at at, deletes the user's
-// console sessions and adds one revocation of kind store.RevokedUser to the
-// project's feed. The user stays as it is. It returns an error matching
-// store.ErrNotFound for an unknown user and store.ErrInvalid for a zero at.
+// console sessions and adds one revocation of kind store.RevokedSession to
+// the project's feed for each family it revoked. The user stays as it is.
+// It returns an error matching store.ErrNotFound for an unknown user and
+// store.ErrInvalid for a zero at.
 func (s *Store) EndUserSessions(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "end user sessions"
 	at = dbTime(at)
@@ -196,21 +205,48 @@ func (s *Store) EndUserSessions(ctx context.Context, projectID, id string, at ti
 		if err := tx.QueryRowContext(ctx, lockUserSQL, projectID, id).Scan(&disabled); err != nil {
 			return err
 		}
-		return endUserSessions(ctx, tx, projectID, id, at)
+		ended, err := endUserSessions(ctx, tx, projectID, id, at)
+		if err != nil {
+			return err
+		}
+		for _, fam := range ended {
+			if err := addRevocation(ctx, tx, projectID, store.RevokedSession, fam, at); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
 // endUserSessions revokes, in tx, every unrevoked session of the project's
-// user at at, deletes the user's console sessions and adds one revocation
-// of kind store.RevokedUser to the project's feed.
-func endUserSessions(ctx context.Context, tx *sql.Tx, projectID, id string, at time.Time) error {
+// user at at and deletes the user's console sessions. It returns the ids
+// of the families it revoked. The caller holds the user row's lock, so no
+// family of the user is added meanwhile, and the families read are locked
+// until tx ends, so none is revoked by another transaction in between.
+func endUserSessions(ctx context.Context, tx *sql.Tx, projectID, id string, at time.Time) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, liveUserFamiliesSQL, projectID, id)
+	if err != nil {
+		return nil, err
+	}
+	var ended []string
+	for rows.Next() {
+		var fam string
+		if err := rows.Scan(&fam); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ended = append(ended, fam)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
 	if _, err := tx.ExecContext(ctx, revokeUserFamiliesSQL, at, projectID, id); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := tx.ExecContext(ctx, deleteUserConsoleSessionsSQL, projectID, id); err != nil {
-		return err
+		return nil, err
 	}
-	return addRevocation(ctx, tx, projectID, store.RevokedUser, id, at)
+	return ended, nil
 }
 
 // EnableUser clears the user's DisabledAt; sessions ended by DisableUser

@@ -41,7 +41,7 @@ const (
 	lockUserSQL           = `SELECT disabled_at FROM users WHERE project_id = $1 AND id = $2 FOR UPDATE`
 	disableUserSQL        = `UPDATE users SET disabled_at = $3 WHERE project_id = $1 AND id = $2`
 	revokeUserFamiliesSQL = `UPDATE refresh_families SET revoked_at = $3
-	WHERE project_id = $1 AND user_id = $2 AND revoked_at IS NULL`
+	WHERE project_id = $1 AND user_id = $2 AND revoked_at IS NULL RETURNING id`
 	deleteUserConsoleSessionsSQL = `DELETE FROM console_sessions WHERE project_id = $1 AND user_id = $2`
 	enableUserSQL                = `UPDATE users SET disabled_at = NULL WHERE project_id = $1 AND id = $2`
 )
@@ -191,16 +191,20 @@ func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.T
 		if _, err := tx.Exec(ctx, disableUserSQL, projectID, id, at); err != nil {
 			return err
 		}
-		return endUserSessions(ctx, tx, projectID, id, at)
+		if _, err := endUserSessions(ctx, tx, projectID, id, at); err != nil {
+			return err
+		}
+		return addRevocation(ctx, tx, projectID, store.RevokedUser, id, at)
 	})
 }
 
 // EndUserSessions ends every session of the user at at in one
 // transaction: it locks the user row (FOR UPDATE, as DisableUser does),
 // revokes every unrevoked family of the user at at, deletes the user's
-// console sessions and adds one revocation of kind store.RevokedUser to the
-// project's feed. The user stays as it is. It returns an error matching
-// store.ErrNotFound for an unknown user and store.ErrInvalid for a zero at.
+// console sessions and adds one revocation of kind store.RevokedSession to
+// the project's feed for each family it revoked. The user stays as it is.
+// It returns an error matching store.ErrNotFound for an unknown user and
+// store.ErrInvalid for a zero at.
 func (s *Store) EndUserSessions(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "end user sessions"
 	at = dbTime(at)
@@ -209,21 +213,35 @@ func (s *Store) EndUserSessions(ctx context.Context, projectID, id string, at ti
 		if err := tx.QueryRow(ctx, lockUserSQL, projectID, id).Scan(&disabled); err != nil {
 			return err
 		}
-		return endUserSessions(ctx, tx, projectID, id, at)
+		ended, err := endUserSessions(ctx, tx, projectID, id, at)
+		if err != nil {
+			return err
+		}
+		for _, fam := range ended {
+			if err := addRevocation(ctx, tx, projectID, store.RevokedSession, fam, at); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
 // endUserSessions revokes, in tx, every unrevoked session of the project's
-// user at at, deletes the user's console sessions and adds one revocation
-// of kind store.RevokedUser to the project's feed.
-func endUserSessions(ctx context.Context, tx pgx.Tx, projectID, id string, at time.Time) error {
-	if _, err := tx.Exec(ctx, revokeUserFamiliesSQL, projectID, id, at); err != nil {
-		return err
+// user at at and deletes the user's console sessions. It returns the ids
+// of the families it revoked.
+func endUserSessions(ctx context.Context, tx pgx.Tx, projectID, id string, at time.Time) ([]string, error) {
+	rows, err := tx.Query(ctx, revokeUserFamiliesSQL, projectID, id, at)
+	if err != nil {
+		return nil, err
+	}
+	ended, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
 	}
 	if _, err := tx.Exec(ctx, deleteUserConsoleSessionsSQL, projectID, id); err != nil {
-		return err
+		return nil, err
 	}
-	return addRevocation(ctx, tx, projectID, store.RevokedUser, id, at)
+	return ended, nil
 }
 
 // EnableUser clears the user's DisabledAt; sessions ended by DisableUser

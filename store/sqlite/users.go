@@ -28,7 +28,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?)`
 	enableUserSQL   = `UPDATE users SET disabled_at = NULL WHERE id = ? AND project_id = ?`
 	// revokeUserFamiliesSQL ends every live session of a user.
 	revokeUserFamiliesSQL = `UPDATE refresh_families SET revoked_at = ?
-WHERE user_id = ? AND project_id = ? AND revoked_at IS NULL`
+WHERE user_id = ? AND project_id = ? AND revoked_at IS NULL RETURNING id`
 	deleteUserConsoleSessionsSQL = `DELETE FROM console_sessions WHERE user_id = ? AND project_id = ?`
 
 	// The ListUsers query is listUsersSQL, then the conditions that apply
@@ -188,7 +188,10 @@ func (s *Store) DisableUser(ctx context.Context, projectID, id string, at time.T
 		if _, err := t.exec(disableUserSQL, us, id, projectID); err != nil {
 			return err
 		}
-		return t.endUserSessions(projectID, id, us)
+		if _, err := t.endUserSessions(projectID, id, us); err != nil {
+			return err
+		}
+		return t.addRevocation(projectID, store.RevokedUser, id, us)
 	})
 	return wrap(op, err)
 }
@@ -204,9 +207,9 @@ func (s *Store) EnableUser(ctx context.Context, projectID, id string) error {
 // EndUserSessions ends every session of the user at at in one write
 // transaction: every session of the user that is not revoked is revoked at
 // at, the user's console sessions are deleted, and one revocation of kind
-// store.RevokedUser is added to the project's feed. The user stays as it
-// is. It returns an error matching store.ErrNotFound for an unknown user
-// and store.ErrInvalid for a zero at.
+// store.RevokedSession is added to the project's feed for each session it
+// revoked. The user stays as it is. It returns an error matching
+// store.ErrNotFound for an unknown user and store.ErrInvalid for a zero at.
 func (s *Store) EndUserSessions(ctx context.Context, projectID, id string, at time.Time) error {
 	const op = "end user sessions"
 	us := dbTime(at)
@@ -214,22 +217,36 @@ func (s *Store) EndUserSessions(ctx context.Context, projectID, id string, at ti
 		if _, err := t.userDisabled(id, projectID); err != nil {
 			return err
 		}
-		return t.endUserSessions(projectID, id, us)
+		ended, err := t.endUserSessions(projectID, id, us)
+		if err != nil {
+			return err
+		}
+		for _, fam := range ended {
+			if err := t.addRevocation(projectID, store.RevokedSession, fam, us); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	return wrap(op, err)
 }
 
 // endUserSessions revokes, in the transaction, every unrevoked session of
-// the project's user at us, deletes the user's console sessions and adds
-// one revocation of kind store.RevokedUser to the project's feed.
-func (t *wtx) endUserSessions(projectID, id string, us int64) error {
-	if _, err := t.exec(revokeUserFamiliesSQL, us, id, projectID); err != nil {
-		return err
+// the project's user at us and deletes the user's console sessions. It
+// returns the ids of the sessions it revoked.
+func (t *wtx) endUserSessions(projectID, id string, us int64) ([]string, error) {
+	var ended []string
+	err := queryRows(t.conn, revokeUserFamiliesSQL, func(st *sqlite.Stmt) error {
+		ended = append(ended, st.ColumnText(0))
+		return nil
+	}, us, id, projectID)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := t.exec(deleteUserConsoleSessionsSQL, id, projectID); err != nil {
-		return err
+		return nil, err
 	}
-	return t.addRevocation(projectID, store.RevokedUser, id, us)
+	return ended, nil
 }
 
 // userDisabled reads in the transaction whether the project's user is
