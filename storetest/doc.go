@@ -122,6 +122,11 @@
 //   - DisableUser revokes every session of the user that is not revoked,
 //     expired and ended ones included, at the time given, and adds only the
 //     RevokedUser item (none for the sessions). EnableUser adds nothing.
+//   - EndUserSessions revokes the same sessions and adds one
+//     RevokedSession item for each (none when it revoked none), no
+//     RevokedUser item. CreateRefreshFamily given a password hash that is
+//     not the user's (changed since the sign-in checked it) is ErrConflict
+//     and stores nothing; an empty hash is ErrInvalid.
 //   - The prunes' "before" is strict: a record at exactly the time given is
 //     kept. PruneThrottle deletes a window that ended exactly at now.
 //   - ListUsers' email prefix is literal ("%", "_", "\" match themselves)
