@@ -111,43 +111,66 @@ func TestConsole_StoreFailuresFailClosed(t *testing.T) {
 	assert.Equal(t, http.StatusOK, c.get("keys").status, "and it does")
 }
 
-// A password reset that lands while a sign-in with the old password is
-// past its check but has not stored its session ends that sign-in too: it
-// gets the wrong-password answer and no session, and the new password
-// signs in.
-func TestConsole_ResetDuringSignInStartsNoSession(t *testing.T) {
-	f := newFixture(t, nil)
-	ctx := context.Background()
-	admin := f.user(t, project, adminEmail)
+// A password reset or a disable that lands while a sign-in is past its
+// check but has not stored its session ends that sign-in too: it gets the
+// wrong-password answer and no session. After it, the new password (or,
+// once enabled again, the old one) signs in.
+func TestConsole_ChangeDuringSignInStartsNoSession(t *testing.T) {
 	const newPassword = "a brand new password"
-	sessions := &resetBeforeSessionStarts{ConsoleSessionStore: f.st, reset: func() {
-		_, err := f.lk.Users().ResetPassword(ctx, project, admin.ID, newPassword)
-		require.NoError(t, err)
-	}}
-	c := f.newClient(t, project)
-	c.base = f.consoleOver(t, sessions).URL + "/p/" + project + "/console/"
+	for _, c := range []struct {
+		name     string
+		change   func(ctx context.Context, f *fixture, id string) error
+		undo     func(ctx context.Context, f *fixture, id string) error
+		password string // signs in after undo
+	}{
+		{"password reset", func(ctx context.Context, f *fixture, id string) error {
+			_, err := f.lk.Users().ResetPassword(ctx, project, id, newPassword)
+			return err
+		}, nil, newPassword},
+		{"disable", func(ctx context.Context, f *fixture, id string) error {
+			_, err := f.lk.Users().Disable(ctx, project, id)
+			return err
+		}, func(ctx context.Context, f *fixture, id string) error {
+			_, err := f.lk.Users().Enable(ctx, project, id)
+			return err
+		}, adminPassword},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			ctx := context.Background()
+			admin := f.user(t, project, adminEmail)
+			sessions := &resetBeforeSessionStarts{ConsoleSessionStore: f.st, reset: func() {
+				require.NoError(t, c.change(ctx, f, admin.ID))
+			}}
+			cl := f.newClient(t, project)
+			cl.base = f.consoleOver(t, sessions).URL + "/p/" + project + "/console/"
 
-	r := c.signIn(adminEmail, adminPassword)
-	assert.Equal(t, http.StatusOK, r.status, "the sign-in answered %d, Location %q", r.status, r.header.Get("Location"))
-	assert.Contains(t, r.body, "The email or password is incorrect.")
-	if ck := r.cookie("latchkey_console_acme"); ck != nil {
-		assert.Empty(t, ck.Value, "a session cookie was set")
+			r := cl.signIn(adminEmail, adminPassword)
+			assert.Equal(t, http.StatusOK, r.status, "the sign-in answered %d, Location %q", r.status, r.header.Get("Location"))
+			assert.Contains(t, r.body, "The email or password is incorrect.")
+			if ck := r.cookie("latchkey_console_acme"); ck != nil {
+				assert.Empty(t, ck.Value, "a session cookie was set")
+			}
+			sessions.mu.Lock()
+			ids := sessions.ids
+			sessions.mu.Unlock()
+			require.Len(t, ids, 1, "the sign-in stored its session")
+			_, err := f.st.GetConsoleSession(ctx, project, ids[0])
+			assert.ErrorIs(t, err, store.ErrNotFound, "the session started during the change is gone")
+
+			if c.undo != nil {
+				require.NoError(t, c.undo(ctx, f, admin.ID))
+			}
+			r = cl.signIn(adminEmail, c.password)
+			assert.Equal(t, http.StatusSeeOther, r.status, r.body)
+			assert.Equal(t, "keys", r.header.Get("Location"))
+		})
 	}
-	sessions.mu.Lock()
-	ids := sessions.ids
-	sessions.mu.Unlock()
-	require.Len(t, ids, 1, "the sign-in stored its session")
-	_, err := f.st.GetConsoleSession(ctx, project, ids[0])
-	assert.ErrorIs(t, err, store.ErrNotFound, "the session of the old password is gone")
-
-	r = c.signIn(adminEmail, newPassword)
-	assert.Equal(t, http.StatusSeeOther, r.status, r.body)
-	assert.Equal(t, "keys", r.header.Get("Location"))
 }
 
-// resetBeforeSessionStarts is a session store that runs reset once, right
-// before the first session is stored, and records the ids of the sessions
-// it stores.
+// resetBeforeSessionStarts is a session store that runs reset (a change
+// of the user) once, right before the first session is stored, and records
+// the ids of the sessions it stores.
 type resetBeforeSessionStarts struct {
 	store.ConsoleSessionStore
 	reset func()
