@@ -107,9 +107,12 @@ func raceDisableSessions(t *testing.T, hs []store.Store) {
 
 // A password reset (SetPasswordHash, then EndUserSessions) racing
 // CreateRefreshFamily given the old hash, as a sign-in that checked the
-// old password makes it, never leaves a live session: every create either
-// fails with ErrConflict (storing nothing) or makes a family that ends up
-// revoked at the reset's time; and a session started with the new hash
+// old password makes it, and RotateRefresh of the user's sessions, never
+// leaves a live session: every create either fails with ErrConflict
+// (storing nothing) or makes a family that ends up revoked at the reset's
+// time; every rotation either fails with ErrRevoked or rotates a family
+// that ends up revoked; the feed gains exactly one session item for each
+// family the reset ended; and a session started with the new hash
 // afterwards is live.
 func raceResetSessions(t *testing.T, hs []store.Store) {
 	s := hs[0]
@@ -118,13 +121,19 @@ func raceResetSessions(t *testing.T, hs []store.Store) {
 		u := mustUser(t, s, projA, fmt.Sprintf("reset%d@example.com", round))
 		newHash := fmt.Sprintf("$argon2id$v=19$m=19456,t=2,p=1$cmVzZXRzYWx0cmVzZXQ$%044d", round)
 		at := base.Add(time.Duration(round+1) * time.Hour)
+		existing := make([]store.RefreshFamily, 4)
+		for i := range existing {
+			existing[i] = mustFamilyOf(t, s, u, at.Add(-time.Minute), 24*time.Hour)
+		}
 		creates := make([]store.RefreshFamily, 8)
 		for i := range creates {
 			creates[i] = newFamily(projA, u.ID, at, 24*time.Hour)
 		}
+		feed := newFeedTracker(t, s, projA)
 
 		var resetErr error
 		createErrs := make([]error, len(creates))
+		rots := make([]rotation, len(existing))
 		tasks := []func(h store.Store){func(h store.Store) {
 			if resetErr = h.SetPasswordHash(t.Context(), projA, u.ID, newHash); resetErr == nil {
 				resetErr = h.EndUserSessions(t.Context(), projA, u.ID, at)
@@ -133,11 +142,18 @@ func raceResetSessions(t *testing.T, hs []store.Store) {
 		for i := range creates {
 			tasks = append(tasks, func(h store.Store) { createErrs[i] = h.CreateRefreshFamily(t.Context(), creates[i], userHash) })
 		}
+		for i := range existing {
+			tasks = append(tasks, func(h store.Store) {
+				r, err := h.RotateRefresh(t.Context(), projA, existing[i].ID, 0, rotateParams(at))
+				rots[i] = rotation{r, err}
+			})
+		}
 		raceTasks(hs, uint64(round), tasks)
 
 		what := fmt.Sprintf("round %d", round)
 		require.NoErrorf(t, resetErr, "%s: the reset", what)
 		after := at.Add(time.Second)
+		var ended []wantItem
 		for i, f := range creates {
 			if err := createErrs[i]; err != nil {
 				require.ErrorIsf(t, err, store.ErrConflict, "%s: CreateRefreshFamily with the old hash racing a reset", what)
@@ -147,7 +163,17 @@ func raceResetSessions(t *testing.T, hs []store.Store) {
 			}
 			got := wantSessionEnded(t, s, f, after, what+": a family created with the old hash racing a reset")
 			wantTime(t, at, got.RevokedAt, "%s: RevokedAt of a family created before the reset ended the sessions", what)
+			ended = append(ended, wantItem{store.RevokedSession, f.ID})
 		}
+		for i, f := range existing {
+			if err := rots[i].err; err != nil {
+				require.ErrorIsf(t, err, store.ErrRevoked, "%s: RotateRefresh racing a reset", what)
+			}
+			got := wantSessionEnded(t, s, f, after, what+": a family rotated racing a reset")
+			wantTime(t, at, got.RevokedAt, "%s: RevokedAt of a session the reset ended", what)
+			ended = append(ended, wantItem{store.RevokedSession, f.ID})
+		}
+		feed.addedAll(t, ended, at, what+": a reset racing sessions")
 		stale := newFamily(projA, u.ID, after, time.Hour)
 		require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), stale, userHash), store.ErrConflict, "%s: CreateRefreshFamily with the old hash after the reset", what)
 		live := newFamily(projA, u.ID, after, time.Hour)
