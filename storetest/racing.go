@@ -45,61 +45,20 @@ func wantSessionEnded(t *testing.T, s store.RefreshStore, f store.RefreshFamily,
 }
 
 // DisableUser racing CreateRefreshFamily and RotateRefresh of the user's
-// sessions never leaves a live session: every create either fails with
-// ErrDisabled (storing nothing) or makes a family that ends up revoked;
-// every rotation either fails with ErrDisabled or ErrRevoked or rotates a
-// family that ends up revoked; and the feed gains exactly one item.
+// sessions never leaves a live session (see raceEndingSessions): a create
+// that fails says ErrDisabled, a rotation ErrDisabled or ErrRevoked; the
+// user ends up disabled, and the feed gains exactly one item, for the user.
 func raceDisableSessions(t *testing.T, hs []store.Store) {
 	s := hs[0]
 	mustProject(t, s, projA)
 	for round := range 6 {
 		u := mustUser(t, s, projA, fmt.Sprintf("race%d@example.com", round))
 		at := base.Add(time.Duration(round+1) * time.Hour)
-		existing := make([]store.RefreshFamily, 6)
-		for i := range existing {
-			existing[i] = mustFamilyOf(t, s, u, at.Add(-time.Minute), 24*time.Hour)
-		}
-		creates := make([]store.RefreshFamily, 8)
-		for i := range creates {
-			creates[i] = newFamily(projA, u.ID, at, 24*time.Hour)
-		}
 		feed := newFeedTracker(t, s, projA)
-
-		var disableErr error
-		createErrs := make([]error, len(creates))
-		rots := make([]rotation, len(existing))
-		tasks := []func(h store.Store){func(h store.Store) { disableErr = h.DisableUser(t.Context(), projA, u.ID, at) }}
-		for i := range creates {
-			tasks = append(tasks, func(h store.Store) { createErrs[i] = h.CreateRefreshFamily(t.Context(), creates[i], userHash) })
-		}
-		for i := range existing {
-			tasks = append(tasks, func(h store.Store) {
-				r, err := h.RotateRefresh(t.Context(), projA, existing[i].ID, 0, rotateParams(at))
-				rots[i] = rotation{r, err}
-			})
-		}
-		raceTasks(hs, uint64(round), tasks)
-
 		what := fmt.Sprintf("round %d", round)
-		require.NoErrorf(t, disableErr, "%s: DisableUser", what)
-		after := at.Add(time.Second)
-		for i, f := range creates {
-			if err := createErrs[i]; err != nil {
-				require.ErrorIsf(t, err, store.ErrDisabled, "%s: CreateRefreshFamily racing DisableUser", what)
-				_, err = s.GetRefreshFamily(t.Context(), projA, f.ID)
-				require.ErrorIsf(t, err, store.ErrNotFound, "%s: GetRefreshFamily of a family whose create failed", what)
-				continue
-			}
-			got := wantSessionEnded(t, s, f, after, what+": a family created racing DisableUser")
-			wantTime(t, at, got.RevokedAt, "%s: RevokedAt of a family created before DisableUser committed", what)
-		}
-		for i, f := range existing {
-			if err := rots[i].err; err != nil {
-				wantErrAny(t, err, []error{store.ErrDisabled, store.ErrRevoked}, "%s: RotateRefresh racing DisableUser", what)
-			}
-			got := wantSessionEnded(t, s, f, after, what+": a family rotated racing DisableUser")
-			wantTime(t, at, got.RevokedAt, "%s: RevokedAt of a session DisableUser ended", what)
-		}
+		raceEndingSessions(t, hs, round, u, at, "DisableUser", func(h store.Store) error {
+			return h.DisableUser(t.Context(), projA, u.ID, at)
+		}, store.ErrDisabled, []error{store.ErrDisabled, store.ErrRevoked})
 		require.True(t, mustGetUser(t, s, projA, u.ID).Disabled(), "%s: the user is disabled", what)
 		feed.added(t, store.RevokedUser, u.ID, at, what+": DisableUser racing sessions")
 	}
@@ -108,12 +67,10 @@ func raceDisableSessions(t *testing.T, hs []store.Store) {
 // A password reset (SetPasswordHash, then EndUserSessions) racing
 // CreateRefreshFamily given the old hash, as a sign-in that checked the
 // old password makes it, and RotateRefresh of the user's sessions, never
-// leaves a live session: every create either fails with ErrConflict
-// (storing nothing) or makes a family that ends up revoked at the reset's
-// time; every rotation either fails with ErrRevoked or rotates a family
-// that ends up revoked; the feed gains exactly one session item for each
-// family the reset ended; and a session started with the new hash
-// afterwards is live.
+// leaves a live session (see raceEndingSessions): a create that fails says
+// ErrConflict, a rotation ErrRevoked; the feed gains exactly one session
+// item for each family the reset ended; and a session started with the new
+// hash afterwards is live, one with the old hash refused.
 func raceResetSessions(t *testing.T, hs []store.Store) {
 	s := hs[0]
 	mustProject(t, s, projA)
@@ -121,65 +78,89 @@ func raceResetSessions(t *testing.T, hs []store.Store) {
 		u := mustUser(t, s, projA, fmt.Sprintf("reset%d@example.com", round))
 		newHash := fmt.Sprintf("$argon2id$v=19$m=19456,t=2,p=1$cmVzZXRzYWx0cmVzZXQ$%044d", round)
 		at := base.Add(time.Duration(round+1) * time.Hour)
-		existing := make([]store.RefreshFamily, 4)
-		for i := range existing {
-			existing[i] = mustFamilyOf(t, s, u, at.Add(-time.Minute), 24*time.Hour)
-		}
-		creates := make([]store.RefreshFamily, 8)
-		for i := range creates {
-			creates[i] = newFamily(projA, u.ID, at, 24*time.Hour)
-		}
 		feed := newFeedTracker(t, s, projA)
-
-		var resetErr error
-		createErrs := make([]error, len(creates))
-		rots := make([]rotation, len(existing))
-		tasks := []func(h store.Store){func(h store.Store) {
-			if resetErr = h.SetPasswordHash(t.Context(), projA, u.ID, newHash); resetErr == nil {
-				resetErr = h.EndUserSessions(t.Context(), projA, u.ID, at)
-			}
-		}}
-		for i := range creates {
-			tasks = append(tasks, func(h store.Store) { createErrs[i] = h.CreateRefreshFamily(t.Context(), creates[i], userHash) })
-		}
-		for i := range existing {
-			tasks = append(tasks, func(h store.Store) {
-				r, err := h.RotateRefresh(t.Context(), projA, existing[i].ID, 0, rotateParams(at))
-				rots[i] = rotation{r, err}
-			})
-		}
-		raceTasks(hs, uint64(round), tasks)
-
 		what := fmt.Sprintf("round %d", round)
-		require.NoErrorf(t, resetErr, "%s: the reset", what)
+		ended := raceEndingSessions(t, hs, round, u, at, "a reset", func(h store.Store) error {
+			if err := h.SetPasswordHash(t.Context(), projA, u.ID, newHash); err != nil {
+				return err
+			}
+			return h.EndUserSessions(t.Context(), projA, u.ID, at)
+		}, store.ErrConflict, []error{store.ErrRevoked})
+		items := make([]wantItem, len(ended))
+		for i, f := range ended {
+			items[i] = wantItem{store.RevokedSession, f.ID}
+		}
+		feed.addedAll(t, items, at, what+": a reset racing sessions")
+
 		after := at.Add(time.Second)
-		var ended []wantItem
-		for i, f := range creates {
-			if err := createErrs[i]; err != nil {
-				require.ErrorIsf(t, err, store.ErrConflict, "%s: CreateRefreshFamily with the old hash racing a reset", what)
-				_, err = s.GetRefreshFamily(t.Context(), projA, f.ID)
-				require.ErrorIsf(t, err, store.ErrNotFound, "%s: GetRefreshFamily of a family whose create failed", what)
-				continue
-			}
-			got := wantSessionEnded(t, s, f, after, what+": a family created with the old hash racing a reset")
-			wantTime(t, at, got.RevokedAt, "%s: RevokedAt of a family created before the reset ended the sessions", what)
-			ended = append(ended, wantItem{store.RevokedSession, f.ID})
-		}
-		for i, f := range existing {
-			if err := rots[i].err; err != nil {
-				require.ErrorIsf(t, err, store.ErrRevoked, "%s: RotateRefresh racing a reset", what)
-			}
-			got := wantSessionEnded(t, s, f, after, what+": a family rotated racing a reset")
-			wantTime(t, at, got.RevokedAt, "%s: RevokedAt of a session the reset ended", what)
-			ended = append(ended, wantItem{store.RevokedSession, f.ID})
-		}
-		feed.addedAll(t, ended, at, what+": a reset racing sessions")
 		stale := newFamily(projA, u.ID, after, time.Hour)
 		require.ErrorIsf(t, s.CreateRefreshFamily(t.Context(), stale, userHash), store.ErrConflict, "%s: CreateRefreshFamily with the old hash after the reset", what)
 		live := newFamily(projA, u.ID, after, time.Hour)
 		require.NoErrorf(t, s.CreateRefreshFamily(t.Context(), live, newHash), "%s: CreateRefreshFamily with the new hash after the reset", what)
 		require.Truef(t, mustGetFamily(t, s, projA, live.ID).Live(after), "%s: a session started with the new hash after the reset is live", what)
 	}
+}
+
+// raceEndingSessions runs, at once, end (a write that ends every session
+// of u at at, named endName), 8 CreateRefreshFamily of u given u's hash as
+// it is before end, and a rotation of each of 6 live sessions of u, and
+// checks that none leaves a live session: end succeeds; every create
+// either fails with createErr (storing nothing) or makes a family that
+// ends up revoked at at; every rotation either fails with one of rotErrs
+// or rotates a family that ends up revoked at at. It returns the families
+// end revoked, the created ones among them. round seeds the order.
+func raceEndingSessions(t *testing.T, hs []store.Store, round int, u store.User, at time.Time, endName string,
+	end func(h store.Store) error, createErr error, rotErrs []error) []store.RefreshFamily {
+	t.Helper()
+	s := hs[0]
+	existing := make([]store.RefreshFamily, 6)
+	for i := range existing {
+		existing[i] = mustFamilyOf(t, s, u, at.Add(-time.Minute), 24*time.Hour)
+	}
+	creates := make([]store.RefreshFamily, 8)
+	for i := range creates {
+		creates[i] = newFamily(u.ProjectID, u.ID, at, 24*time.Hour)
+	}
+
+	var endErr error
+	createErrs := make([]error, len(creates))
+	rots := make([]rotation, len(existing))
+	tasks := []func(h store.Store){func(h store.Store) { endErr = end(h) }}
+	for i := range creates {
+		tasks = append(tasks, func(h store.Store) { createErrs[i] = h.CreateRefreshFamily(t.Context(), creates[i], u.PasswordHash) })
+	}
+	for i := range existing {
+		tasks = append(tasks, func(h store.Store) {
+			r, err := h.RotateRefresh(t.Context(), u.ProjectID, existing[i].ID, 0, rotateParams(at))
+			rots[i] = rotation{r, err}
+		})
+	}
+	raceTasks(hs, uint64(round), tasks)
+
+	what := fmt.Sprintf("round %d", round)
+	require.NoErrorf(t, endErr, "%s: %s", what, endName)
+	after := at.Add(time.Second)
+	var ended []store.RefreshFamily
+	for i, f := range creates {
+		if err := createErrs[i]; err != nil {
+			require.ErrorIsf(t, err, createErr, "%s: CreateRefreshFamily racing %s", what, endName)
+			_, err = s.GetRefreshFamily(t.Context(), u.ProjectID, f.ID)
+			require.ErrorIsf(t, err, store.ErrNotFound, "%s: GetRefreshFamily of a family whose create failed", what)
+			continue
+		}
+		got := wantSessionEnded(t, s, f, after, what+": a family created racing "+endName)
+		wantTime(t, at, got.RevokedAt, "%s: RevokedAt of a family created before %s ended the sessions", what, endName)
+		ended = append(ended, f)
+	}
+	for i, f := range existing {
+		if err := rots[i].err; err != nil {
+			wantErrAny(t, err, rotErrs, "%s: RotateRefresh racing %s", what, endName)
+		}
+		got := wantSessionEnded(t, s, f, after, what+": a family rotated racing "+endName)
+		wantTime(t, at, got.RevokedAt, "%s: RevokedAt of a session %s ended", what, endName)
+		ended = append(ended, f)
+	}
+	return ended
 }
 
 // A logout (RevokeRefreshFamily) racing rotations of the current
