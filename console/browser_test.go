@@ -49,7 +49,74 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-// browser is one headless Chromium with a fresh profile, and one tab.
+// chromium is the headless Chromium the browser tests share: the first
+// test that needs it starts it, each test gets a browser context of its own
+// in it (its own cookies, storage and cache, as a fresh profile would
+// give), and TestMain ends it. Starting Chromium costs about as much as a
+// test's own use of it.
+var chromium struct {
+	once sync.Once
+	ctx  context.Context // its first tab, nil until it started
+	err  error           // why it did not start
+	stop func()          // ends it and removes its profile
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if chromium.stop != nil {
+		chromium.stop()
+	}
+	os.Exit(code)
+}
+
+// sharedChromium returns the context of the shared Chromium's first tab,
+// starting the browser if no test has yet. It skips or fails t as
+// chromiumPath does, and fails t if the browser could not start.
+func sharedChromium(t *testing.T) context.Context {
+	t.Helper()
+	path := chromiumPath(t)
+	chromium.once.Do(func() {
+		profile, err := os.MkdirTemp("", "latchkey-chromium-")
+		if err != nil {
+			chromium.err = err
+			return
+		}
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+			chromedp.ExecPath(path),
+			chromedp.Headless,
+			chromedp.NoSandbox, // tests run as root in CI containers
+			chromedp.DisableGPU,
+			chromedp.NoFirstRun,
+			chromedp.NoDefaultBrowserCheck,
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.Flag("disable-dev-shm-usage", true),
+			chromedp.Flag("disable-extensions", true),
+			chromedp.Flag("disable-default-apps", true),
+			chromedp.Flag("password-store", "basic"),
+			chromedp.Flag("use-mock-keychain", true),
+			chromedp.UserDataDir(profile),
+			chromedp.WindowSize(1280, 900),
+		)
+		ctx, cancel := chromedp.NewContext(actx)
+		chromium.stop = func() {
+			cancel()
+			cancelAlloc()
+			_ = os.RemoveAll(profile)
+		}
+		// The first action starts the browser; it must not run under a
+		// timeout, which would end the browser with it.
+		if chromium.err = chromedp.Do(ctx); chromium.err == nil {
+			chromium.ctx = ctx
+		}
+	})
+	require.NoError(t, chromium.err, "starting Chromium")
+	return chromium.ctx
+}
+
+// browser is one tab of the shared Chromium, in a browser context of its
+// own.
 type browser struct {
 	t   *testing.T
 	ctx context.Context
@@ -58,36 +125,13 @@ type browser struct {
 	console []string
 }
 
+// newBrowser opens a tab in a new browser context of the shared Chromium;
+// t's cleanup closes both.
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
-	path := chromiumPath(t)
-	profile := t.TempDir()
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox, // tests run as root in CI containers
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("password-store", "basic"),
-		chromedp.Flag("use-mock-keychain", true),
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1280, 900),
-	)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancel()
-		cancelAlloc()
-	})
-	// The first action starts the browser; it must not run under a
-	// timeout, which would end the browser with it.
-	require.NoError(t, chromedp.Do(ctx), "starting Chromium")
+	ctx, cancel := chromedp.NewContext(sharedChromium(t), chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	require.NoError(t, chromedp.Do(ctx), "opening a tab")
 	b := &browser{t: t, ctx: ctx}
 
 	// Keep what the page writes to its console: a Content-Security-Policy
