@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -294,7 +295,9 @@ func (d *Databases) reset(name string) error {
 			return err
 		}
 	}
-	for _, r := range d.rows {
+	// The rows go back in the other order: a table's after those of the
+	// tables it references.
+	for _, r := range slices.Backward(d.rows) {
 		if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(r.data), "COPY "+r.table+" FROM STDIN"); err != nil {
 			return err
 		}

@@ -128,7 +128,12 @@ func TestDatabases(t *testing.T) {
 						return err
 					}
 					defer c.Close(ctx)
-					_, err = c.Exec(ctx, "CREATE TABLE prepared (k int PRIMARY KEY); INSERT INTO prepared VALUES (1), (2)")
+					// Two tables reference the first, named so that neither
+					// order by name empties or fills them in an order their
+					// foreign keys allow.
+					_, err = c.Exec(ctx, `CREATE TABLE prepared (k int PRIMARY KEY); INSERT INTO prepared VALUES (1), (2);
+						CREATE TABLE a_child (k int REFERENCES prepared, n int); INSERT INTO a_child VALUES (2, 20);
+						CREATE TABLE z_child (k int REFERENCES prepared, n int); INSERT INTO z_child VALUES (1, 10)`)
 					return err
 				})
 				template = dbs.template
@@ -141,19 +146,21 @@ func TestDatabases(t *testing.T) {
 						c := connect(t, url)
 						var name, level, readOnly string
 						var tables []string
-						var keys []int32
+						var keys, a, z []int32
 						if err := c.QueryRow(ctx, `SELECT current_database(), current_setting('transaction_isolation'),
 							current_setting('transaction_read_only'),
-							(SELECT array_agg(tablename::text) FROM pg_tables WHERE schemaname = 'public'),
-							(SELECT array_agg(k ORDER BY k) FROM prepared)`).Scan(&name, &level, &readOnly, &tables, &keys); err != nil {
+							(SELECT array_agg(tablename::text ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'),
+							(SELECT array_agg(k ORDER BY k) FROM prepared),
+							(SELECT array_agg(n ORDER BY n) FROM a_child),
+							(SELECT array_agg(n ORDER BY n) FROM z_child)`).Scan(&name, &level, &readOnly, &tables, &keys, &a, &z); err != nil {
 							t.Fatal(err)
 						}
 						names = append(names, name)
-						if len(tables) != 1 || tables[0] != "prepared" {
-							t.Errorf("case %d: %s has tables %v, want only the prepared one", i, name, tables)
+						if !slices.Equal(tables, []string{"a_child", "prepared", "z_child"}) {
+							t.Errorf("case %d: %s has tables %v, want only the prepared ones", i, name, tables)
 						}
-						if !slices.Equal(keys, []int32{1, 2}) {
-							t.Errorf("case %d: prepared holds %v, want the prepared rows [1 2]", i, keys)
+						if !slices.Equal(keys, []int32{1, 2}) || !slices.Equal(a, []int32{20}) || !slices.Equal(z, []int32{10}) {
+							t.Errorf("case %d: the tables hold %v, %v and %v, want the prepared rows [1 2], [20] and [10]", i, keys, a, z)
 						}
 						want := "read committed"
 						if iso.alter != nil {
@@ -162,7 +169,7 @@ func TestDatabases(t *testing.T) {
 						if level != want || readOnly != "off" {
 							t.Errorf("case %d: transaction_isolation = %q, transaction_read_only = %q, want %q, off", i, level, readOnly, want)
 						}
-						if _, err := c.Exec(ctx, "DELETE FROM prepared WHERE k = 1; INSERT INTO prepared VALUES (3)"); err != nil {
+						if _, err := c.Exec(ctx, "DELETE FROM z_child; DELETE FROM prepared WHERE k = 1; INSERT INTO prepared VALUES (3); INSERT INTO a_child VALUES (3, 30)"); err != nil {
 							t.Fatal(err)
 						}
 						if i == 1 {
