@@ -44,7 +44,8 @@ type Databases struct {
 	template string // the prepared database copied, or ""
 	copyWith string // the options of CREATE DATABASE that copy it
 	// The prepared database's state, as a reset restores it: its objects
-	// (see objectsSQL) and the rows of each table that has any.
+	// (see objectsSQL) and the rows of each table that has any, in
+	// tableListSQL's order (reset puts them back in the reverse).
 	objects string
 	rows    []tableRows
 	usedSQL string      // selects the names of the tables that hold rows, as text[]
