@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"zombiezen.com/go/sqlite"
@@ -142,12 +143,17 @@ func escapePath(p string) string {
 	return b.String()
 }
 
-// connPool hands out a fixed set of connections, each to one caller at a
-// time: the readers of a file database, its writer (a pool of one), and the
-// one connection of a ":memory:" database, which serves reads and writes.
+// connPool hands out connections, each to one caller at a time: the
+// readers of a file database, its writer (a pool of one), and the one
+// connection of a ":memory:" database, which serves reads and writes.
 //
-// It is a buffered channel of idle connections. A caller that finds none
-// waits for one to be given back, for its context to end or for Close.
+// It is a buffered channel of idle connections. A pool made by newConnPool
+// has all its connections from the start; one made by newOpeningPool opens
+// them as callers need them: a caller that finds none idle opens another
+// while fewer than the pool's size are open. A caller that finds none idle
+// and can open none waits for one to be given back, for its context to end
+// or for Close. (Each new connection reads the database's schema on its
+// first statement, a cost paid only by connections some caller needed.)
 // Statements are not interrupted when a context ends mid-statement: every
 // read of the store is a short, index-bounded statement, and a write must
 // not be cut short inside a group commit (see group.go). (sqlitex.Pool
@@ -156,21 +162,33 @@ func escapePath(p string) string {
 // benchmarks.)
 type connPool struct {
 	idle   chan *sqlite.Conn
-	size   int
 	closed chan struct{}
+	// open opens one more connection; nil for a pool made by newConnPool.
+	open func() (*sqlite.Conn, error)
+
+	mu     sync.Mutex
+	opened int  // connections open (idle or taken); at most cap(idle)
+	done   bool // Close has begun; no connection is opened from then on
 }
 
 // newConnPool returns a pool of conns, which it owns from then on.
 func newConnPool(conns ...*sqlite.Conn) *connPool {
-	p := &connPool{idle: make(chan *sqlite.Conn, len(conns)), size: len(conns), closed: make(chan struct{})}
+	p := &connPool{idle: make(chan *sqlite.Conn, len(conns)), opened: len(conns), closed: make(chan struct{})}
 	for _, c := range conns {
 		p.idle <- c
 	}
 	return p
 }
 
+// newOpeningPool returns a pool of at most size connections, none open
+// yet, that opens each with open when a caller needs it.
+func newOpeningPool(size int, open func() (*sqlite.Conn, error)) *connPool {
+	return &connPool{idle: make(chan *sqlite.Conn, size), open: open, closed: make(chan struct{})}
+}
+
 // take returns a connection for the caller's sole use until put, or an
-// error when ctx ends first or the pool is closed.
+// error when ctx ends first, the pool is closed, or opening a connection
+// fails.
 func (p *connPool) take(ctx context.Context) (*sqlite.Conn, error) {
 	select {
 	case <-p.closed:
@@ -184,6 +202,11 @@ func (p *connPool) take(ctx context.Context) (*sqlite.Conn, error) {
 		return c, nil
 	default:
 	}
+	if p.open != nil {
+		if c, ok, err := p.openOne(); ok {
+			return c, err
+		}
+	}
 	select {
 	case c := <-p.idle:
 		return c, nil
@@ -194,33 +217,40 @@ func (p *connPool) take(ctx context.Context) (*sqlite.Conn, error) {
 	}
 }
 
+// openOne opens one more connection when fewer than the pool's size are
+// open and Close has not begun; ok reports whether it tried.
+func (p *connPool) openOne() (c *sqlite.Conn, ok bool, err error) {
+	p.mu.Lock()
+	if p.done || p.opened == cap(p.idle) {
+		p.mu.Unlock()
+		return nil, false, nil
+	}
+	p.opened++
+	p.mu.Unlock()
+	if c, err = p.open(); err != nil {
+		p.mu.Lock()
+		p.opened--
+		p.mu.Unlock()
+		return nil, true, err
+	}
+	return c, true, nil
+}
+
 // put gives back a connection that take returned, with no statement
 // running.
 func (p *connPool) put(conn *sqlite.Conn) { p.idle <- conn }
 
-// close waits for every connection to be given back and closes it; take
-// fails from then on.
+// close waits for every open connection to be given back and closes it;
+// take fails from then on.
 func (p *connPool) close() error {
+	p.mu.Lock()
+	p.done = true
+	n := p.opened
+	p.mu.Unlock()
 	close(p.closed)
 	var err error
-	for range p.size {
+	for range n {
 		err = errors.Join(err, (<-p.idle).Close())
 	}
 	return err
-}
-
-// openReaders opens n read-only connections to the database file at uri.
-func (cc connConfig) openReaders(uri string, n int) ([]*sqlite.Conn, error) {
-	var conns []*sqlite.Conn
-	for range n {
-		c, err := cc.openConn(uri, sqlite.OpenReadWrite|sqlite.OpenURI, true)
-		if err != nil {
-			for _, c := range conns {
-				_ = c.Close()
-			}
-			return nil, err
-		}
-		conns = append(conns, c)
-	}
-	return conns, nil
 }

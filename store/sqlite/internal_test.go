@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -130,6 +131,8 @@ func (d *doneSpy) Done() <-chan struct{} {
 func TestConnPool_TakeIdleWithoutWaiting(t *testing.T) {
 	t.Parallel()
 	s := openFile(t, filepath.Join(t.TempDir(), "p.db"), &Options{MaxOpenConns: 1})
+	_, err := s.ChangeVersion(t.Context()) // opens the one reader, idle after
+	require.NoError(t, err)
 	ctx := &doneSpy{Context: t.Context()}
 	c, err := s.readers.take(ctx)
 	require.NoError(t, err)
@@ -142,6 +145,60 @@ func TestConnPool_TakeIdleWithoutWaiting(t *testing.T) {
 	_, err = s.readers.take(waiting)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.True(t, waiting.asked)
+}
+
+// openedReaders returns how many connections s's read pool has open.
+func openedReaders(s *Store) int {
+	s.readers.mu.Lock()
+	defer s.readers.mu.Unlock()
+	return s.readers.opened
+}
+
+// TestOpen_ReadersOpenedAsNeeded: Open opens no reader; reads made one at a
+// time share one; a read that finds every open reader taken opens another,
+// up to MaxOpenConns.
+func TestOpen_ReadersOpenedAsNeeded(t *testing.T) {
+	t.Parallel()
+	s := openFile(t, filepath.Join(t.TempDir(), "p.db"), &Options{MaxOpenConns: 3})
+	ctx := t.Context()
+	require.Equal(t, 0, openedReaders(s), "Open opened a reader")
+	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: time.Now()}))
+	for range 5 {
+		_, err := s.GetProject(ctx, "p")
+		require.NoError(t, err)
+	}
+	require.Equal(t, 1, openedReaders(s), "reads one at a time")
+	takeReaders(t, s, 3)
+	require.Equal(t, 3, openedReaders(s))
+}
+
+// TestConnPool_OpenFails: a connection that fails to open is not counted:
+// the take that tried returns the error, and a later take opens one. After
+// close, take fails and opens nothing.
+func TestConnPool_OpenFails(t *testing.T) {
+	t.Parallel()
+	refused := errors.New("refused")
+	calls := 0
+	p := newOpeningPool(1, func() (*sqlite.Conn, error) {
+		calls++
+		if calls == 1 {
+			return nil, refused
+		}
+		return sqlite.OpenConn(MemoryPath, sqlite.OpenReadWrite|sqlite.OpenMemory)
+	})
+	_, err := p.take(t.Context())
+	require.ErrorIs(t, err, refused)
+	c, err := p.take(t.Context())
+	require.NoError(t, err, "the failed open still holds its place")
+	p.put(c)
+	c, err = p.take(t.Context())
+	require.NoError(t, err)
+	p.put(c)
+	require.Equal(t, 2, calls, "an idle connection was not reused")
+	require.NoError(t, p.close())
+	_, err = p.take(t.Context())
+	require.ErrorIs(t, err, errClosed)
+	require.Equal(t, 2, calls, "a connection was opened after close")
 }
 
 func TestOpen_DefaultBusyTimeout(t *testing.T) {
@@ -229,7 +286,7 @@ func TestOpen_Memory(t *testing.T) {
 	_, err := b.GetProject(ctx, "only-a")
 	require.ErrorIs(t, err, store.ErrNotFound, "each :memory: store is private")
 	require.Same(t, a.writer, a.readers, "one connection does everything")
-	require.Equal(t, 1, a.writer.size)
+	require.Equal(t, 1, cap(a.writer.idle))
 	withWriter(t, a, func(c *sqlite.Conn) { require.Equal(t, "1", pragma(t, c, "foreign_keys")) })
 }
 

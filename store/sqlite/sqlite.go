@@ -48,8 +48,9 @@ type Options struct {
 	// process before failing with an error matching store.ErrUnavailable.
 	// Zero means DefaultBusyTimeout.
 	BusyTimeout time.Duration
-	// MaxOpenConns is the number of read-only connections of a file
-	// database, all opened at Open. Writes always use one more,
+	// MaxOpenConns is the most read-only connections of a file database;
+	// each is opened when a read finds every open one taken (so a process
+	// making one read at a time opens one). Writes always use one more,
 	// dedicated connection, and ChangeVersion another. Zero means
 	// DefaultMaxOpenConns. It is ignored for ":memory:", which uses exactly
 	// one connection.
@@ -134,23 +135,19 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		if err != nil {
 			return nil, wrap("open "+path, err)
 		}
+		ver, err := cc.openVersioner(uri)
+		if err != nil {
+			_ = w.Close()
+			return nil, wrap("open "+path, err)
+		}
 		n := opts.MaxOpenConns
 		if n == 0 {
 			n = DefaultMaxOpenConns
 		}
-		readers, err := cc.openReaders(uri, n)
-		if err != nil {
-			_ = w.Close()
-			return nil, wrap("open "+path, err)
-		}
-		ver, err := cc.openVersioner(uri, readers)
-		if err != nil {
-			_ = newConnPool(readers...).close()
-			_ = w.Close()
-			return nil, wrap("open "+path, err)
-		}
 		s.writer = newConnPool(w)
-		s.readers = newConnPool(readers...)
+		s.readers = newOpeningPool(n, func() (*sqlite.Conn, error) {
+			return cc.openConn(uri, sqlite.OpenReadWrite|sqlite.OpenURI, true)
+		})
 		s.version = ver
 		s.watch = newWatcher(func() (uint64, error) { return s.ChangeVersion(context.Background()) })
 	}

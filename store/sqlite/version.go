@@ -64,10 +64,11 @@ type versioner struct {
 	epoch uint64
 	seen  bool
 
-	// readers holds what each read-only connection of the pool saw at its
-	// previous call. The map is filled at Open and not changed after; an
-	// entry is used only by the caller holding its connection.
-	readers map[*sqlite.Conn]*readerVersion
+	// readers holds, for each read-only connection of the pool (a
+	// *sqlite.Conn), what it saw at its previous call (a *readerVersion).
+	// An entry is added at a connection's first call and used only by the
+	// caller holding its connection.
+	readers sync.Map
 
 	commits atomic.Uint64 // ":memory:" only
 	closed  atomic.Bool
@@ -82,9 +83,7 @@ type readerVersion struct {
 }
 
 // openVersioner opens the dedicated connection of the database file at uri.
-// readers are the pool's read-only connections, whose values the versioner
-// notes (see versioner).
-func (cc connConfig) openVersioner(uri string, readers []*sqlite.Conn) (*versioner, error) {
+func (cc connConfig) openVersioner(uri string) (*versioner, error) {
 	conn, err := cc.openConn(uri, sqlite.OpenReadWrite|sqlite.OpenURI, true)
 	if err != nil {
 		return nil, err
@@ -94,11 +93,7 @@ func (cc connConfig) openVersioner(uri string, readers []*sqlite.Conn) (*version
 		_ = conn.Close()
 		return nil, err
 	}
-	v := &versioner{conn: conn, stmt: stmt, readers: make(map[*sqlite.Conn]*readerVersion, len(readers))}
-	for _, r := range readers {
-		v.readers[r] = &readerVersion{}
-	}
-	return v, nil
+	return &versioner{conn: conn, stmt: stmt}, nil
 }
 
 // stepDataVersion steps stmt, dataVersionSQL prepared on some connection, to
@@ -192,7 +187,11 @@ func (v *versioner) end(ctx context.Context, conn *sqlite.Conn, dv *sqlite.Stmt)
 	if err := dv.Reset(); err != nil {
 		return 0, err
 	}
-	rv := v.readers[conn]
+	e, ok := v.readers.Load(conn)
+	if !ok {
+		e, _ = v.readers.LoadOrStore(conn, &readerVersion{})
+	}
+	rv := e.(*readerVersion)
 	if rv.ok && rv.dv == n {
 		return rv.shared, nil
 	}
