@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,6 +25,7 @@ import (
 	"github.com/latchkey-dev/latchkey/store/postgres"
 	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
+	"github.com/latchkey-dev/latchkey/store/sqlite/sqlitetest"
 )
 
 // TestSlowBody_IsNeverAnsweredOK: a login, refresh or logout whose body is
@@ -140,7 +140,7 @@ func (s hangingStore) GetUserByEmail(ctx context.Context, projectID, email strin
 // calls: also an authenticated list whose token check was deferred to the
 // list's read, which then needs a second read for the check.
 func TestStoreHangs_AnsweredUnavailable(t *testing.T) {
-	sq, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "l.db"), &sqlite.Options{Logger: testLogger(t)})
+	sq, err := sqlite.Open(context.Background(), sqlitetest.Path(t), &sqlite.Options{Logger: testLogger(t)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sq.Close() })
 	st := hangingStore{Store: sq, hang: new(atomic.Bool)}
@@ -218,7 +218,7 @@ func TestStoreTimeout_SparesLongPolls(t *testing.T) {
 // request (here while the store is slow to answer) is logged as a
 // disconnect at Debug level, not as an internal error.
 func TestClientDisconnect_NotLoggedAsError(t *testing.T) {
-	sq, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "l.db"), &sqlite.Options{Logger: testLogger(t)})
+	sq, err := sqlite.Open(context.Background(), sqlitetest.Path(t), &sqlite.Options{Logger: testLogger(t)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sq.Close() })
 	st := hangingStore{Store: sq, hang: new(atomic.Bool), waiting: new(atomic.Int32)}

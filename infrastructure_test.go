@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -24,6 +23,7 @@ import (
 	"github.com/latchkey-dev/latchkey/store/mysql"
 	"github.com/latchkey-dev/latchkey/store/mysql/mytest"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
+	"github.com/latchkey-dev/latchkey/store/sqlite/sqlitetest"
 )
 
 // node is one server process: its own store handle on a shared SQLite file,
@@ -51,7 +51,7 @@ func onEachBackend(t *testing.T, test func(t *testing.T, twoNodes nodePair)) {
 // would run.
 func twoSQLiteNodes(t *testing.T, opts func() *latchkey.Options) (a, b *node) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "latchkey.db")
+	path := sqlitetest.Path(t)
 	return twoNodesOn(t, opts, func() store.Store {
 		st, err := sqlite.Open(context.Background(), path, &sqlite.Options{Logger: testLogger(t)})
 		require.NoError(t, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
+	"github.com/latchkey-dev/latchkey/store/sqlite/sqlitetest"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
 
@@ -27,7 +28,7 @@ var testMasterKey = []byte("0123456789abcdef0123456789abcdef")
 
 func openStore(t *testing.T) store.Store {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), ":memory:", &sqlite.Options{Logger: testLogger(t)})
+	st, err := sqlite.Open(context.Background(), sqlitetest.Path(t), &sqlite.Options{Logger: testLogger(t)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	return st

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,6 +19,7 @@ import (
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
+	"github.com/latchkey-dev/latchkey/store/sqlite/sqlitetest"
 )
 
 // serverSpans returns the request spans among spans, leaving out the
@@ -181,7 +181,7 @@ func TestHandler_storeSpans(t *testing.T) {
 // records the verifier keeps at that version. (The change signal itself is
 // not traced; the keys package counts it.)
 func TestContacts_oneStoreReadOnSQLite(t *testing.T) {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "l.db"), &sqlite.Options{Logger: testLogger(t)})
+	st, err := sqlite.Open(context.Background(), sqlitetest.Path(t), &sqlite.Options{Logger: testLogger(t)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	rec := tracetest.NewSpanRecorder()

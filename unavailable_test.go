@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
+	"github.com/latchkey-dev/latchkey/store/sqlite/sqlitetest"
 )
 
 // failingListStore is a SQLite store whose combined list read (the page
@@ -39,7 +39,7 @@ func (s failingListStore) ListContactsVersioned(ctx context.Context, projectID s
 // again, the list is served. The PostgreSQL counterpart is
 // TestContacts_StoreDownOnPostgres.
 func TestContacts_StoreDownOnSQLite(t *testing.T) {
-	sq, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "l.db"), &sqlite.Options{Logger: testLogger(t)})
+	sq, err := sqlite.Open(context.Background(), sqlitetest.Path(t), &sqlite.Options{Logger: testLogger(t)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sq.Close() })
 	st := failingListStore{Store: sq, down: new(atomic.Bool)}

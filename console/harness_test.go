@@ -12,7 +12,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -27,6 +26,7 @@ import (
 	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
+	"github.com/latchkey-dev/latchkey/store/sqlite/sqlitetest"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
 
@@ -81,7 +81,7 @@ func newFixture(t testing.TB, o *fixtureOptions) *fixture {
 		}
 	})
 
-	f.dbPath = filepath.Join(t.TempDir(), "latchkey.db")
+	f.dbPath = sqlitetest.Path(t)
 	st, err := sqlite.Open(ctx, f.dbPath, nil)
 	require.NoError(t, err)
 	f.st = st

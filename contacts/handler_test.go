@@ -20,6 +20,7 @@ import (
 	"github.com/latchkey-dev/latchkey/internal/openapitest"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
+	"github.com/latchkey-dev/latchkey/store/sqlite/sqlitetest"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
 
@@ -54,7 +55,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, ":memory:", nil)
+	st, err := sqlite.Open(ctx, sqlitetest.Path(t), nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	for _, p := range []string{"a", "b"} {

@@ -25,6 +25,7 @@ import (
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
+	"github.com/latchkey-dev/latchkey/store/sqlite/sqlitetest"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
 
@@ -34,7 +35,7 @@ func newClock() *testutil.Clock { return testutil.NewClock(time.Now().UTC()) }
 
 // envConfig tunes newEnv.
 type envConfig struct {
-	// dbPath is the SQLite path; "" means ":memory:".
+	// dbPath is the SQLite path; "" means a new file (sqlitetest.Path).
 	dbPath string
 	// limiter builds the limiter; nil means a memory limiter with the
 	// default limits on the env's clock.
@@ -86,7 +87,7 @@ func newEnv(t testing.TB, cfg envConfig) *env {
 	ctx := context.Background()
 	path := cfg.dbPath
 	if path == "" {
-		path = ":memory:"
+		path = sqlitetest.Path(t)
 	}
 	logger := cfg.logger
 	if logger == nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/latchkey-dev/latchkey/store/postgres"
 	"github.com/latchkey-dev/latchkey/store/postgres/pgtest"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
+	"github.com/latchkey-dev/latchkey/store/sqlite/sqlitetest"
 )
 
 func memoryLimiter(o identity.LimiterOptions) func(store.Store, func() time.Time) identity.Limiter {
@@ -177,7 +177,7 @@ func TestLogin_SuccessClearsAccountNotAddress(t *testing.T) {
 
 func TestStoreLimiter_SharedAcrossInstances(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "latchkey.db")
+	path := sqlitetest.Path(t)
 	a, err := sqlite.Open(ctx, path, nil)
 	require.NoError(t, err)
 	defer a.Close()

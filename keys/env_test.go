@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,6 +29,7 @@ import (
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
+	"github.com/latchkey-dev/latchkey/store/sqlite/sqlitetest"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
 
@@ -147,7 +147,7 @@ func (w tWriter) Write(p []byte) (int, error) {
 func newEnv(t testing.TB, vopts *keys.VerifierOptions, projects ...string) *env {
 	t.Helper()
 	ctx := context.Background()
-	e := &env{t: t, path: filepath.Join(t.TempDir(), "latchkey.db"), clock: testutil.NewClock(t0)}
+	e := &env{t: t, path: sqlitetest.Path(t), clock: testutil.NewClock(t0)}
 	e.master = make([]byte, keys.MasterKeySize)
 	_, _ = rand.Read(e.master)
 	raw, err := sqlite.Open(ctx, e.path, nil)

@@ -16,7 +16,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +30,7 @@ import (
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
+	"github.com/latchkey-dev/latchkey/store/sqlite/sqlitetest"
 )
 
 var testMasterKey = []byte("0123456789abcdef0123456789abcdef")
@@ -116,7 +116,7 @@ type harness struct {
 // clock is Latchkey's time.
 func newHarness(t testing.TB, clock *testutil.Clock) *harness {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "latchkey.db"), &sqlite.Options{Logger: quietLogger()})
+	st, err := sqlite.Open(context.Background(), sqlitetest.Path(t), &sqlite.Options{Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	h := &harness{t: t, st: st, clock: clock}

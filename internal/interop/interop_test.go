@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
+	"github.com/latchkey-dev/latchkey/store/sqlite/sqlitetest"
 	"github.com/latchkey-dev/latchkey/tenant"
 )
 
@@ -50,7 +50,7 @@ func deployment(t *testing.T) map[string]*project {
 func deploy(t *testing.T) (*latchkey.Latchkey, map[string]*project) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "latchkey.db"), &sqlite.Options{Logger: quiet()})
+	st, err := sqlite.Open(ctx, sqlitetest.Path(t), &sqlite.Options{Logger: quiet()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	master := make([]byte, keys.MasterKeySize)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
+	"github.com/latchkey-dev/latchkey/store/sqlite/sqlitetest"
 	"github.com/latchkey-dev/latchkey/storetest"
 )
 
@@ -33,25 +34,11 @@ func newMemoryStore(t *testing.T) store.Store {
 	return open(t, sqlite.MemoryPath)
 }
 
-// migratedFiles returns a newStore for the tests under t that opens, with
-// the production settings (WAL, synchronous=FULL) and in each test's
-// temporary directory, a copy of a database file migrated once
-// (by a store opened and closed on it): a case's store opens as it would
-// on a running system, without running the migrations again for every case.
-func migratedFiles(t *testing.T) func(t *testing.T) store.Store {
-	migrated := filepath.Join(t.TempDir(), "latchkey.db")
-	s, err := sqlite.Open(t.Context(), migrated, &sqlite.Options{Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	require.NoError(t, s.Close())
-	b, err := os.ReadFile(migrated)
-	require.NoError(t, err)
-	_, err = os.Stat(migrated + "-wal")
-	require.ErrorIs(t, err, os.ErrNotExist, "a closed database leaves no WAL to copy")
-	return func(t *testing.T) store.Store {
-		path := filepath.Join(t.TempDir(), "latchkey.db")
-		require.NoError(t, os.WriteFile(path, b, 0o600))
-		return open(t, path)
-	}
+// newFileStore opens, with the production settings (WAL, synchronous=FULL),
+// a new database file migrated as a running system's is
+// (sqlitetest.Path), without running the migrations again for every case.
+func newFileStore(t *testing.T) store.Store {
+	return open(t, sqlitetest.Path(t))
 }
 
 // envMemoryConformance, set to any value, adds the conformance suite's run
@@ -66,7 +53,7 @@ const envMemoryConformance = "LATCHKEY_TEST_SQLITE_MEMORY"
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	t.Run("file", func(t *testing.T) { storetest.Run(t, migratedFiles(t)) })
+	t.Run("file", func(t *testing.T) { storetest.Run(t, newFileStore) })
 	if os.Getenv(envMemoryConformance) != "" {
 		t.Run("memory", func(t *testing.T) { storetest.Run(t, newMemoryStore) })
 	}
@@ -74,7 +61,7 @@ func TestConformance(t *testing.T) {
 
 func TestConcurrency(t *testing.T) {
 	t.Parallel()
-	t.Run("file", func(t *testing.T) { storetest.RunConcurrency(t, migratedFiles(t)) })
+	t.Run("file", func(t *testing.T) { storetest.RunConcurrency(t, newFileStore) })
 	t.Run("memory", func(t *testing.T) { storetest.RunConcurrency(t, newMemoryStore) })
 }
 
