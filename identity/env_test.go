@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -173,14 +174,24 @@ func withTenant(next http.Handler) http.Handler {
 	})
 }
 
-// createUser creates a user of project with a fresh argon2id hash of
-// password, or with hash when password is "".
+// fixtureHashes holds an argon2id hash of each password createUser was
+// given, made once for the test binary: under the race detector a hash
+// costs more CPU than the rest of an env's setup. (The tests of hashing
+// itself call the hasher.)
+var fixtureHashes sync.Map // password -> hash
+
+// createUser creates a user of project with an argon2id hash of password,
+// the one fixtureHashes holds, or with hash when password is "".
 func (e *env) createUser(t testing.TB, project, email, password, hash string, tags ...string) store.User {
 	t.Helper()
 	if password != "" {
-		var err error
-		hash, err = e.hasher.Hash(context.Background(), password)
-		require.NoError(t, err)
+		h, ok := fixtureHashes.Load(password)
+		if !ok {
+			made, err := e.hasher.Hash(context.Background(), password)
+			require.NoError(t, err)
+			h, _ = fixtureHashes.LoadOrStore(password, made)
+		}
+		hash = h.(string)
 	}
 	u := store.User{
 		ID: store.NewID(store.PrefixUser), ProjectID: project, Email: email,

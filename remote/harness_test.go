@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/paginate"
@@ -186,11 +187,30 @@ func (h *harness) apiKeyOf(project, name string) (string, string) {
 	return k.ID, token
 }
 
-// user creates a user of project default and returns its id.
+// testPasswordHash is an argon2id hash of testPassword, made once for the
+// test binary: under the race detector a hash costs more CPU than the rest
+// of a harness's setup.
+var testPasswordHash = sync.OnceValue(func() string {
+	hash, err := identity.NewHasher(nil).Hash(context.Background(), testPassword)
+	if err != nil {
+		panic(err) // unreachable: the password is short and the context never ends
+	}
+	return hash
+})
+
+// user creates a user of project default whose password is testPassword,
+// stored as lk.Users().Create stores one, and returns its id.
 func (h *harness) user(email string, tags ...string) string {
 	h.t.Helper()
-	u, err := h.lk.Users().Create(context.Background(), store.DefaultProject, email, testPassword, tags)
-	require.NoError(h.t, err)
+	now := time.Now()
+	if h.clock != nil {
+		now = h.clock.Now()
+	}
+	u := store.User{
+		ID: store.NewID(store.PrefixUser), ProjectID: store.DefaultProject, Email: email,
+		PasswordHash: testPasswordHash(), Tags: tags, CreatedAt: store.Truncate(now),
+	}
+	require.NoError(h.t, h.st.CreateUser(context.Background(), u))
 	return u.ID
 }
 
