@@ -43,8 +43,9 @@
 // lock for up to [Options.BusyTimeout] instead of failing, and every read
 // starts a fresh snapshot, so a revocation committed by one process is seen by
 // the next read of every other. Within one process writes go through a single
-// connection and reads through a pool of [Options.MaxOpenConns] read-only
-// connections. Every connection is used by one goroutine at a
+// connection and reads through a pool of up to [Options.MaxOpenConns]
+// read-only connections, each opened when a read finds every open one
+// taken. Every connection is used by one goroutine at a
 // time and opened without SQLite's connection mutex (see conns.go).
 //
 // A database that cannot be used gives errors matching
