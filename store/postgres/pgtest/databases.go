@@ -42,7 +42,7 @@ type Databases struct {
 	admin    string
 	alter    []string
 	template string // the prepared database copied, or ""
-	copyWith string // the options of CREATE DATABASE that copy it
+	copyWith string // the options of CREATE DATABASE that make each (see copyStrategy)
 	// The prepared database's state, as a reset restores it: its objects
 	// (see objectsSQL) and the rows of each table that has any, in
 	// tableListSQL's order (reset puts them back in the reverse).
@@ -85,8 +85,13 @@ func newDatabases(t testing.TB, alter []string, prepare func(ctx context.Context
 		ended: make(chan string, 64),
 		done:  make(chan error, 1),
 	}
+	strategy, err := copyStrategy(d.admin)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	d.copyWith = strategy
 	if prepare != nil {
-		name, url, err := create(d.admin, "", nil)
+		name, url, err := create(d.admin, strategy, nil)
 		if err != nil {
 			t.Fatalf("pgtest: %v", err)
 		}
@@ -99,16 +104,7 @@ func newDatabases(t testing.TB, alter []string, prepare func(ctx context.Context
 		if err != nil {
 			t.Fatalf("pgtest: preparing database %s: %v", name, errors.Join(err, drop(d.admin, name)))
 		}
-		d.template, d.copyWith = name, "TEMPLATE "+name
-		// A file copy is faster than the default, WAL_LOG (PostgreSQL 15
-		// and later), for a database as small as a test's.
-		version, err := serverVersion(d.admin)
-		if err != nil {
-			t.Fatalf("pgtest: %v", errors.Join(err, drop(d.admin, name)))
-		}
-		if version >= 150000 {
-			d.copyWith += " STRATEGY FILE_COPY"
-		}
+		d.template, d.copyWith = name, strings.TrimSpace("TEMPLATE "+name+" "+strategy)
 	}
 	go d.keep()
 	t.Cleanup(func() {

@@ -157,7 +157,11 @@ func SetReadOnly(t testing.TB, dbURL string, readOnly bool) {
 func newDatabase(t testing.TB, alter []string) string {
 	t.Helper()
 	admin := AdminURL(t)
-	name, dbURL, err := create(admin, "", alter)
+	strategy, err := copyStrategy(admin)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	name, dbURL, err := create(admin, strategy, alter)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
@@ -213,6 +217,31 @@ func exec(admin, sql string) error {
 	defer conn.Close(context.Background())
 	_, err = conn.Exec(ctx, sql)
 	return err
+}
+
+// strategies holds copyStrategy's answer for each admin URL asked.
+var strategies sync.Map // admin URL -> string
+
+// copyStrategy returns the option of CREATE DATABASE that copies a
+// database's files, STRATEGY FILE_COPY, on a server that has it
+// (PostgreSQL 15 and later), else "". For a database as small as a test's
+// it costs the server about a third of the CPU of the default, WAL_LOG,
+// which writes every page of the copy to the write-ahead log. The answer
+// is asked of the server once per admin URL.
+func copyStrategy(admin string) (string, error) {
+	if s, ok := strategies.Load(admin); ok {
+		return s.(string), nil
+	}
+	version, err := serverVersion(admin)
+	if err != nil {
+		return "", err
+	}
+	s := ""
+	if version >= 150000 {
+		s = "STRATEGY FILE_COPY"
+	}
+	strategies.Store(admin, s)
+	return s, nil
 }
 
 // serverVersion returns the server's version as a number (150004 for 15.4).
