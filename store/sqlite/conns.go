@@ -218,21 +218,20 @@ func (p *connPool) take(ctx context.Context) (*sqlite.Conn, error) {
 }
 
 // openOne opens one more connection when fewer than the pool's size are
-// open and Close has not begun; ok reports whether it tried.
+// open and Close has not begun; ok reports whether it tried. It holds mu
+// while it opens, so close counts every connection an open gave a caller
+// and none that failed to open. (Opens are few: at most the pool's size
+// in its life.)
 func (p *connPool) openOne() (c *sqlite.Conn, ok bool, err error) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.done || p.opened == cap(p.idle) {
-		p.mu.Unlock()
 		return nil, false, nil
 	}
-	p.opened++
-	p.mu.Unlock()
 	if c, err = p.open(); err != nil {
-		p.mu.Lock()
-		p.opened--
-		p.mu.Unlock()
 		return nil, true, err
 	}
+	p.opened++
 	return c, true, nil
 }
 

@@ -201,6 +201,35 @@ func TestConnPool_OpenFails(t *testing.T) {
 	require.Equal(t, 2, calls, "a connection was opened after close")
 }
 
+// TestConnPool_CloseWhileOpening: a close that begins while a connection
+// is being opened waits for the open, and does not wait for a connection
+// whose open failed.
+func TestConnPool_CloseWhileOpening(t *testing.T) {
+	t.Parallel()
+	opening, release := make(chan struct{}), make(chan struct{})
+	p := newOpeningPool(2, func() (*sqlite.Conn, error) {
+		close(opening)
+		<-release
+		return nil, errors.New("refused")
+	})
+	taken := make(chan error)
+	go func() {
+		_, err := p.take(t.Context())
+		taken <- err
+	}()
+	<-opening
+	closed := make(chan error)
+	go func() { closed <- p.close() }()
+	close(release)
+	require.Error(t, <-taken)
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("close waits for a connection that failed to open")
+	}
+}
+
 func TestOpen_DefaultBusyTimeout(t *testing.T) {
 	t.Parallel()
 	s := openFile(t, filepath.Join(t.TempDir(), "p.db"), nil)
