@@ -175,7 +175,8 @@ func newDatabase(t testing.TB, alter []string) string {
 
 // create creates a database named DatabasePrefix plus random hex on the
 // server of admin, with the options of CREATE DATABASE in with (such as
-// "TEMPLATE t", or "" for a copy of template1), runs ALTER DATABASE name
+// "TEMPLATE t STRATEGY FILE_COPY"; without TEMPLATE it is a copy of
+// template1), runs ALTER DATABASE name
 // with each of alter (dropping the database if one fails), and returns its
 // name and URL.
 func create(admin, with string, alter []string) (name, dbURL string, err error) {
