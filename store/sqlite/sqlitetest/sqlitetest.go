@@ -1,9 +1,9 @@
 // Package sqlitetest gives tests a new SQLite database file of their own,
 // migrated, as [sqlite.Open] leaves a new file: a copy, in the test's
 // temporary directory, of one database migrated once per test process.
-// Migrating a database runs every migration's statements, which under the
-// race detector costs about as much CPU as an argon2id hash; copying the
-// file costs a fraction of it.
+// Migrating a database runs every migration's statements, which is dear
+// under the race detector; copying the file costs a fraction of it (the
+// figures: docs/benchmarks.md, "The test suite").
 //
 // # Usage
 //
