@@ -60,21 +60,15 @@ func parseArgs(fs *flag.FlagSet, sf *storeFlags, args, positional []string, need
 	return sf.check(fs)
 }
 
-// oneShotReaders is the number of SQLite reader connections of a one-shot
-// command. It runs one statement at a time; serve keeps sqlite's default,
-// many, for concurrent requests, and each costs its opening (SQLite parses
-// the schema on each).
-const oneShotReaders = 2
-
 // with opens the instance the flags name, with the one-shot commands'
-// logger, oneShotReaders SQLite readers, no background pruning, and tokens
-// minted with the issuer of publicURL, or, when it is "", of the public URL
+// logger, no background pruning, and tokens minted with the issuer of
+// publicURL, or, when it is "", of the public URL
 // a serve recorded in the store (recordedPublicURL; none when no serve
 // did), runs do on it and closes it. The actions do takes are audited as
 // the command line's (audit.CLI).
 func (s *storeFlags) with(ctx context.Context, env *env, publicURL string, do func(ctx context.Context, inst *instance) error) error {
 	var recordErr error
-	inst, err := s.open(ctx, env, quietLogger(env), oneShotReaders, latchkey.Options{
+	inst, err := s.open(ctx, env, quietLogger(env), latchkey.Options{
 		Issuer:        issuerFor(publicURL),
 		PruneInterval: -1,
 	}, func(st store.Store, o *latchkey.Options) {

@@ -128,7 +128,7 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 			return err
 		}
 	}
-	inst, err := sf.open(ctx, env, logger, 0, opts, tune)
+	inst, err := sf.open(ctx, env, logger, opts, tune)
 	if err != nil {
 		return err
 	}

@@ -68,17 +68,16 @@ func (i *instance) Close() error {
 // open opens the store the flags name and assembles Latchkey on it with the
 // options o (Logger set to logger), which makes sure the default project
 // exists. Unless env.creates, it first refuses, creating nothing, when the
-// flags name no Latchkey data (requireData). readers is the number of
-// SQLite reader connections (0 for sqlite's default). tune, if not nil, may
+// flags name no Latchkey data (requireData). tune, if not nil, may
 // adjust the options once the store is open (the serve command sets a
 // throttling limiter on it).
-func (s *storeFlags) open(ctx context.Context, env *env, logger *slog.Logger, readers int, o latchkey.Options, tune func(st store.Store, o *latchkey.Options)) (*instance, error) {
+func (s *storeFlags) open(ctx context.Context, env *env, logger *slog.Logger, o latchkey.Options, tune func(st store.Store, o *latchkey.Options)) (*instance, error) {
 	if !env.creates {
 		if err := s.requireData(ctx, logger); err != nil {
 			return nil, err
 		}
 	}
-	raw, err := s.openStore(ctx, logger, readers)
+	raw, err := s.openStore(ctx, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -104,9 +103,9 @@ func (s *storeFlags) open(ctx context.Context, env *env, logger *slog.Logger, re
 
 // openStore opens PostgreSQL or MySQL when -db is set (by the URL's
 // scheme), else SQLite in the data directory, creating the directory (mode
-// 0700) if needed, with readers reader connections (0 for sqlite's
-// default).
-func (s *storeFlags) openStore(ctx context.Context, logger *slog.Logger, readers int) (store.Store, error) {
+// 0700) if needed. (A SQLite store opens its reader connections as reads
+// need them, so a one-shot command opens few.)
+func (s *storeFlags) openStore(ctx context.Context, logger *slog.Logger) (store.Store, error) {
 	switch {
 	case strings.HasPrefix(s.db, "postgres://") || strings.HasPrefix(s.db, "postgresql://"):
 		st, err := postgres.Open(ctx, s.db, &postgres.Options{Logger: logger})
@@ -126,7 +125,7 @@ func (s *storeFlags) openStore(ctx context.Context, logger *slog.Logger, readers
 	if err := os.MkdirAll(s.data, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the data directory: %w", err)
 	}
-	st, err := sqlite.Open(ctx, filepath.Join(s.data, dbFile), &sqlite.Options{Logger: logger, MaxOpenConns: readers})
+	st, err := sqlite.Open(ctx, filepath.Join(s.data, dbFile), &sqlite.Options{Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("opening the database: %w", err)
 	}
