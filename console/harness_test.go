@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/latchkey-dev/latchkey"
 	"github.com/latchkey-dev/latchkey/console"
 	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/internal/fixturehash"
 	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/store"
 	"github.com/latchkey-dev/latchkey/store/sqlite"
@@ -109,31 +109,14 @@ func newFixture(t testing.TB, o *fixtureOptions) *fixture {
 		_, err := lk.CreateProject(ctx, p)
 		require.NoError(t, err)
 	}
-	hashes := fixtureHashes()
 	for _, p := range []string{project, otherProject, store.DefaultProject} {
-		f.createUser(t, p, adminEmail, hashes[adminPassword], []string{"ops", console.AdminTag})
+		f.createUser(t, p, adminEmail, fixturehash.Of(adminPassword), []string{"ops", console.AdminTag})
 	}
-	f.createUser(t, project, devEmail, hashes[devPassword], []string{"dev"})
+	f.createUser(t, project, devEmail, fixturehash.Of(devPassword), []string{"dev"})
 
 	f.srv = f.serve(t, lk)
 	return f
 }
-
-// fixtureHashes returns an argon2id hash of each fixture password, made
-// once for the test binary. Under the race detector a hash costs about as
-// much CPU as the rest of a fixture's setup, and a fixture has four users.
-var fixtureHashes = sync.OnceValue(func() map[string]string {
-	h := identity.NewHasher(nil)
-	hashes := make(map[string]string)
-	for _, pw := range []string{adminPassword, devPassword} {
-		hash, err := h.Hash(context.Background(), pw)
-		if err != nil {
-			panic(err) // unreachable: the passwords are short and the context never ends
-		}
-		hashes[pw] = hash
-	}
-	return hashes
-})
 
 // createUser stores a fixture user whose password has the argon2id hash
 // hash, as lk.Users().Create would store it (the users a test creates

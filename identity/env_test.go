@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	"github.com/latchkey-dev/latchkey/audit"
 	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/internal/fixturehash"
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/internal/openapitest"
 	"github.com/latchkey-dev/latchkey/internal/testutil"
@@ -174,24 +174,13 @@ func withTenant(next http.Handler) http.Handler {
 	})
 }
 
-// fixtureHashes holds an argon2id hash of each password createUser was
-// given, made once for the test binary: under the race detector a hash
-// costs more CPU than the rest of an env's setup. (The tests of hashing
-// itself call the hasher.)
-var fixtureHashes sync.Map // password -> hash
-
-// createUser creates a user of project with an argon2id hash of password,
-// the one fixtureHashes holds, or with hash when password is "".
+// createUser creates a user of project with an argon2id hash of password
+// made once for the test binary (fixturehash.Of), or with hash when
+// password is "".
 func (e *env) createUser(t testing.TB, project, email, password, hash string, tags ...string) store.User {
 	t.Helper()
 	if password != "" {
-		h, ok := fixtureHashes.Load(password)
-		if !ok {
-			made, err := e.hasher.Hash(context.Background(), password)
-			require.NoError(t, err)
-			h, _ = fixtureHashes.LoadOrStore(password, made)
-		}
-		hash = h.(string)
+		hash = fixturehash.Of(password)
 	}
 	u := store.User{
 		ID: store.NewID(store.PrefixUser), ProjectID: project, Email: email,

@@ -25,7 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey"
-	"github.com/latchkey-dev/latchkey/identity"
+	"github.com/latchkey-dev/latchkey/internal/fixturehash"
 	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/paginate"
@@ -187,17 +187,6 @@ func (h *harness) apiKeyOf(project, name string) (string, string) {
 	return k.ID, token
 }
 
-// testPasswordHash is an argon2id hash of testPassword, made once for the
-// test binary: under the race detector a hash costs more CPU than the rest
-// of a harness's setup.
-var testPasswordHash = sync.OnceValue(func() string {
-	hash, err := identity.NewHasher(nil).Hash(context.Background(), testPassword)
-	if err != nil {
-		panic(err) // unreachable: the password is short and the context never ends
-	}
-	return hash
-})
-
 // user creates a user of project default whose password is testPassword,
 // stored as lk.Users().Create stores one, and returns its id.
 func (h *harness) user(email string, tags ...string) string {
@@ -208,7 +197,7 @@ func (h *harness) user(email string, tags ...string) string {
 	}
 	u := store.User{
 		ID: store.NewID(store.PrefixUser), ProjectID: store.DefaultProject, Email: email,
-		PasswordHash: testPasswordHash(), Tags: tags, CreatedAt: store.Truncate(now),
+		PasswordHash: fixturehash.Of(testPassword), Tags: tags, CreatedAt: store.Truncate(now),
 	}
 	require.NoError(h.t, h.st.CreateUser(context.Background(), u))
 	return u.ID
