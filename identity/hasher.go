@@ -112,8 +112,9 @@ type HasherOptions struct {
 	// back. Calls are made one at a time, in order, on the goroutine of
 	// the hash, which waits for them; Running must not call the Hasher, and
 	// should return quickly. The example server uses it to raise
-	// its soft memory limit by twice Memory while any hash runs, and to
-	// lower it again when none does.
+	// its soft memory limit by twice Memory while hashes run, and to
+	// lower it again once none has run for a second (lowering it in each
+	// gap between two hashes would hand their memory back all the same).
 	Running func(n int)
 	// MeterProvider receives the latchkey.hash.queue_wait histogram: how
 	// long each hash waited for a slot, in seconds. Nil means the global

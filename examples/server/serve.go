@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"runtime/pprof"
 	"time"
 
@@ -82,7 +81,7 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	buffered.stderr = sink
 	env = &buffered
 	logger := slog.New(slog.NewJSONHandler(sink, nil))
-	hashing := tuneGC(env)
+	hashing := tuneGC(env, hashingGrace)
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
@@ -178,54 +177,6 @@ func cmdServe(ctx context.Context, env *env, args []string) error {
 	}
 	logger.Info("stopped")
 	return nil
-}
-
-// Garbage collector settings of the server, each used unless GOGC or
-// GOMEMLIMIT is set in the environment. The server's live heap is small and
-// every request allocates, so under load the default GOGC=100 would start a
-// collection many times a second; 400 lets the heap grow to five times the
-// live heap between collections, so the collector runs about a quarter as
-// often. The soft memory limit keeps the heap bounded whatever the load:
-// near it, the collector runs as often as needed.
-//
-// Password hashes change the picture: each allocates 19 MiB that is garbage
-// when it ends. While any hash runs the server goes back to GOGC=100 and
-// the limit has room for twice what the hashes hold
-// (identity.HasherOptions.Memory), so the heap's goal stays below the limit.
-// A limit that binds makes the runtime hand memory back to the system at
-// every collection, and the next hash faults it in again; a collection is
-// cheap (the hashes' memory holds no pointers). With no hash running the
-// list load's settings are back: room that stayed would let its heap grow
-// past 100 MiB of RSS. docs/benchmarks.md gives the figures.
-const (
-	serverGCPercent   = 400
-	serverMemoryLimit = 64 << 20
-	hashingGCPercent  = 100
-)
-
-// tuneGC applies the server's garbage collector settings to the runtime
-// and to hashing, whose options it returns.
-func tuneGC(env *env) *identity.HasherOptions {
-	var ho identity.HasherOptions
-	percent, limit := env.getenv("GOGC") == "", env.getenv("GOMEMLIMIT") == ""
-	if !percent && !limit {
-		return &ho
-	}
-	room := 2 * ho.Memory()
-	ho.Running = func(n int) {
-		gcPercent, memLimit := serverGCPercent, int64(serverMemoryLimit)
-		if n > 0 {
-			gcPercent, memLimit = hashingGCPercent, serverMemoryLimit+room
-		}
-		if percent {
-			debug.SetGCPercent(gcPercent)
-		}
-		if limit {
-			debug.SetMemoryLimit(memLimit)
-		}
-	}
-	ho.Running(0)
-	return &ho
 }
 
 // startCPUProfile starts writing a CPU profile to path; stop ends it and
