@@ -187,12 +187,42 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 		a.log.ErrorContext(ctx, "clearing sign-in failures", "project", projectID, "user", u.ID, "err", err)
 	}
 	if rehash && !a.upgrade(ctx, projectID, &u, password) {
-		// The password was set while this sign-in hashed (an
-		// administrator's reset): the one checked is no longer the user's.
-		a.log.InfoContext(ctx, "sign-in failed", withRequestID(ctx, "project", projectID, "user", u.ID, "client", clientAddr, "reason", "password changed during the sign-in")...)
-		return store.User{}, ErrInvalidCredentials
+		// The stored hash changed while this sign-in hashed: another
+		// sign-in of the user upgraded it too (the same password, hashed
+		// anew), or the password was set (an administrator's reset). The
+		// sign-in stands only if the password is still the user's.
+		cur, ok, err := a.recheck(ctx, projectID, u.ID, password)
+		if err != nil {
+			return store.User{}, err
+		}
+		if !ok {
+			a.log.InfoContext(ctx, "sign-in failed", withRequestID(ctx, "project", projectID, "user", u.ID, "client", clientAddr, "reason", "password changed during the sign-in")...)
+			return store.User{}, ErrInvalidCredentials
+		}
+		u = cur
 	}
 	return u, nil
+}
+
+// recheck reads the user again and reports whether password is the one its
+// stored hash now holds and the user is enabled. It costs one more hash; it
+// runs only when a sign-in's upgrade found the hash changed.
+func (a *Authenticator) recheck(ctx context.Context, projectID, userID, password string) (store.User, bool, error) {
+	u, err := a.users.GetUser(ctx, projectID, userID)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.User{}, false, nil
+	}
+	if err != nil {
+		return store.User{}, false, fmt.Errorf("identity: looking up user: %w", err)
+	}
+	ok, _, err := a.hasher.Verify(ctx, u.PasswordHash, password)
+	if errors.Is(err, ErrUnknownHash) {
+		return store.User{}, false, nil
+	}
+	if err != nil {
+		return store.User{}, false, err
+	}
+	return u, ok && !u.Disabled(), nil
 }
 
 // fail counts a failed attempt and returns ErrInvalidCredentials, or, when

@@ -230,6 +230,42 @@ func TestAuthenticate_UpgradeNeverUndoesAReset(t *testing.T) {
 	require.NoError(t, err, "the new password signs in")
 }
 
+// Two sign-ins of a user with a legacy hash, at once: both check the old
+// hash, the first upgrades it, and the second, whose upgrade then finds
+// the hash changed, still signs in, since the password is still the
+// user's (the new hash holds the same one).
+func TestAuthenticate_ConcurrentUpgradesBothSignIn(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	ctx := context.Background()
+	h, err := bcrypt.GenerateFromPassword([]byte("imported pw"), bcrypt.MinCost)
+	require.NoError(t, err)
+	u := e.createUser(t, "default", "twice@example.com", "", string(h))
+	upgraded, err := e.hasher.Hash(ctx, "imported pw")
+	require.NoError(t, err)
+	// The other sign-in's upgrade lands right after this one's lookup.
+	users := &resetWhileSigningIn{UserStore: e.st, reset: func() {
+		require.NoError(t, e.st.ReplacePasswordHash(ctx, "default", u.ID, string(h), upgraded))
+	}}
+	auth := identity.NewAuthenticator(users, e.hasher, e.lim, nil)
+
+	got, err := auth.Authenticate(ctx, "default", "twice@example.com", "imported pw", "")
+	require.NoError(t, err, "the password is still the user's")
+	assert.Equal(t, upgraded, got.PasswordHash)
+	stored, err := e.st.GetUser(ctx, "default", u.ID)
+	require.NoError(t, err)
+	assert.Equal(t, upgraded, stored.PasswordHash, "the first upgrade stays")
+
+	// The same race with the user disabled meanwhile refuses the sign-in.
+	v := e.createUser(t, "default", "gone@example.com", "", string(h))
+	users = &resetWhileSigningIn{UserStore: e.st, reset: func() {
+		require.NoError(t, e.st.ReplacePasswordHash(ctx, "default", v.ID, string(h), upgraded))
+		require.NoError(t, e.st.DisableUser(ctx, "default", v.ID, e.clock.Now()))
+	}}
+	auth = identity.NewAuthenticator(users, e.hasher, e.lim, nil)
+	_, err = auth.Authenticate(ctx, "default", "gone@example.com", "imported pw", "")
+	require.ErrorIs(t, err, identity.ErrInvalidCredentials)
+}
+
 // resetWhileSigningIn is a UserStore that sets the user's password (reset)
 // right after the first sign-in's lookup has read the old one.
 type resetWhileSigningIn struct {
