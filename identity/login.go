@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/problem"
@@ -63,8 +64,8 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	// are independent, and a login's latency is its hash plus these.
 	minted := make(chan mintResult, 1)
 	go func() {
-		tok, _, err := h.minter.MintLoginToken(ctx, projectID, u, fam.ID)
-		minted <- mintResult{tok, err}
+		tok, exp, err := h.minter.MintLoginToken(ctx, projectID, u, fam.ID)
+		minted <- mintResult{tok, exp, err}
 	}()
 	// The session starts only while the hash the password was checked
 	// against is still the user's.
@@ -84,12 +85,17 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 		h.metrics.logins.Add(ctx, resultError)
 		return fmt.Errorf("identity: minting access token: %w", m.err)
 	}
+	if err := h.announceEnd(ctx, projectID, fam, m.exp); err != nil {
+		h.metrics.logins.Add(ctx, resultError)
+		return err
+	}
 	h.metrics.logins.Add(ctx, resultSuccess)
 	return writeTokens(w, u, m.token, h.codec.token(projectID, fam.ID, 0))
 }
 
 type mintResult struct {
 	token string
+	exp   time.Time
 	err   error
 }
 

@@ -62,9 +62,12 @@ func (h *Handler) rotate(w http.ResponseWriter, r *http.Request, projectID, fami
 	case u.Disabled():
 		return resultInvalid, errInvalidRefresh(store.ErrDisabled)
 	}
-	access, _, err := h.minter.MintLoginToken(ctx, projectID, u, familyID)
+	access, exp, err := h.minter.MintLoginToken(ctx, projectID, u, familyID)
 	if err != nil {
 		return resultError, fmt.Errorf("identity: minting access token: %w", err)
+	}
+	if err := h.announceEnd(ctx, projectID, rot.Family, exp); err != nil {
+		return resultError, err
 	}
 	result := resultSuccess
 	if rot.Reused {

@@ -146,6 +146,40 @@ func TestSession_AbsoluteLifetime(t *testing.T) {
 	assert.Equal(t, "invalid_refresh_token", res.code(t))
 }
 
+// A login token that would outlive its session has the session's end
+// scheduled in the revocation feed, so that verifiers that follow only the
+// feed refuse it from then on; a token that expires first schedules
+// nothing.
+func TestSession_EndScheduledWhenATokenOutlivesIt(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, envConfig{opts: identity.Options{SessionLifetime: 36 * time.Hour, RefreshTTL: 30 * time.Hour}})
+	next := func(e *env) time.Time {
+		n, err := e.st.NextScheduledRevocation(ctx, "default")
+		require.NoError(t, err)
+		return n
+	}
+	_, ts := e.loggedIn(t, "", "default")
+	assert.True(t, next(e).IsZero(), "a login token of a day, the session ending in 36 h: nothing scheduled")
+	e.clock.Advance(11 * time.Hour)
+	tok := e.refresh(t, "", ts.RefreshToken).tokens(t).RefreshToken
+	assert.True(t, next(e).IsZero(), "a token minted 11 h in expires before the end: nothing scheduled")
+	e.clock.Advance(2 * time.Hour)
+	e.refresh(t, "", tok).tokens(t)
+	f, err := e.st.GetRefreshFamily(ctx, "default", sidOf(t, ts.AccessToken))
+	require.NoError(t, err)
+	assert.True(t, next(e).Equal(f.EndsAt), "a token minted 13 h in outlives the session: its end %s is scheduled, got %s", f.EndsAt, next(e))
+	revs, err := e.st.ListRevocations(ctx, "default", paginate.Request{Limit: 10})
+	require.NoError(t, err)
+	assert.Empty(t, revs.Items, "not in the feed before the session's end")
+
+	// Sessions shorter than a login token's day: every login schedules.
+	short := newEnv(t, envConfig{opts: identity.Options{SessionLifetime: time.Hour}})
+	_, ts = short.loggedIn(t, "", "default")
+	f, err = short.st.GetRefreshFamily(ctx, "default", sidOf(t, ts.AccessToken))
+	require.NoError(t, err)
+	assert.True(t, next(short).Equal(f.EndsAt), "a session of an hour: its end %s is scheduled at login, got %s", f.EndsAt, next(short))
+}
+
 // A disabled user cannot log in: the same answer as a wrong password, after
 // the same hash; their sessions have ended; enabling restores login, not
 // the sessions.

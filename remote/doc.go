@@ -64,11 +64,12 @@
 //     them, least recently used first out;
 //   - the project's unretired signing keys (the key set).
 //
-// # What it does not see
+// # Sessions that end by themselves
 //
-// The feed announces revocations, not every way a session ends: a login
-// token whose session merely expired (its refresh token unused for its
-// lifetime, or its absolute end passed) stays valid here until its own exp,
-// at most a day, whereas Latchkey itself refuses it at once. Services that
-// need that use Latchkey's introspection endpoint instead.
+// A session also ends at its absolute lifetime. When a login token
+// outlives that end (a token minted in the session's last day, or any when
+// sessions last less than a day), Latchkey schedules a session item in the
+// feed at the end's time, and the verifier refuses the token from then on,
+// as it refuses a logout's. A session whose refresh token expires unused
+// needs no item: its login tokens expired long before.
 package remote

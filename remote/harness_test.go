@@ -117,6 +117,13 @@ type harness struct {
 // clock is Latchkey's time.
 func newHarness(t testing.TB, clock *testutil.Clock) *harness {
 	t.Helper()
+	return newHarnessWith(t, clock, nil)
+}
+
+// newHarnessWith is newHarness with tune, if not nil, changing Latchkey's
+// options before it starts.
+func newHarnessWith(t testing.TB, clock *testutil.Clock, tune func(*latchkey.Options)) *harness {
+	t.Helper()
 	st, err := sqlite.Open(context.Background(), sqlitetest.Path(t), &sqlite.Options{Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
@@ -128,6 +135,9 @@ func newHarness(t testing.TB, clock *testutil.Clock) *harness {
 	}
 	if clock != nil {
 		opts.Now = clock.Now
+	}
+	if tune != nil {
+		tune(opts)
 	}
 	h.lk, err = latchkey.New(st, testMasterKey, opts)
 	require.NoError(t, err)

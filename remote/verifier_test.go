@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/latchkey-dev/latchkey"
+	"github.com/latchkey-dev/latchkey/identity"
 	"github.com/latchkey-dev/latchkey/internal/testutil"
 	"github.com/latchkey-dev/latchkey/keys"
 	"github.com/latchkey-dev/latchkey/store"
@@ -309,6 +310,33 @@ func TestVerify_revocationsAreRefusedWithinASecond(t *testing.T) {
 	_, err = v.Verify(ctx, annSession2)
 	assert.ErrorIs(t, err, keys.ErrTokenRevoked, "the tokens of before the disabling stay refused")
 	t.Logf("slowest revocation refused %s after it was made", worst)
+}
+
+// A session that reaches its absolute end is refused here within a second
+// of that end, though its login token's own exp is a day later: Latchkey
+// puts the end of a session that a token outlives in the feed.
+func TestVerify_sessionRefusedAtItsAbsoluteEnd(t *testing.T) {
+	t.Parallel()
+	const lifetime = 5 * time.Second
+	h := newHarnessWith(t, nil, func(o *latchkey.Options) {
+		o.Identity = &identity.Options{SessionLifetime: lifetime}
+	})
+	ctx := context.Background()
+	_, feedKey := h.apiKey("feed")
+	h.user("ann@example.com")
+	tok, _ := h.login("ann@example.com")
+	v := h.verifier(feedKey, nil)
+	c, err := v.Verify(ctx, tok)
+	f, ferr := h.st.GetRefreshFamily(ctx, store.DefaultProject, c.SessionID)
+	require.NoError(t, ferr)
+	if time.Now().Before(f.EndsAt) {
+		require.NoError(t, err, "the session has not ended")
+	}
+	require.True(t, c.ExpiresAt.After(f.EndsAt.Add(23*time.Hour)), "the token's exp %s is a day away", c.ExpiresAt)
+
+	time.Sleep(time.Until(f.EndsAt))
+	took := refusedWithin(t, v, tok, keys.ErrTokenRevoked, time.Second)
+	t.Logf("refused %s after the session's end", took)
 }
 
 // A password reset ends the user's sessions for remote verifiers within a

@@ -185,9 +185,9 @@ func (f *Feed) read(ctx context.Context, w http.ResponseWriter, project string, 
 		if err != nil || len(page.Items) > 0 || !time.Now().Before(deadline) {
 			return page, err
 		}
-		// A scheduled revocation (a roll's overlap) commits nothing when it
-		// falls due, so no watcher wakes: wake at its time, and the next
-		// read lists it.
+		// A scheduled revocation (a roll's overlap, a session's end)
+		// commits nothing when it falls due, so no watcher wakes: wake
+		// at its time, and the next read lists it.
 		due, err := f.dueTimer(ctx, project, deadline)
 		if err != nil {
 			return page, err

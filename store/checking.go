@@ -350,6 +350,14 @@ func (c *Checked) RevokeRefreshFamily(ctx context.Context, projectID, familyID s
 	return c.s.RevokeRefreshFamily(ctx, projectID, familyID, at)
 }
 
+// ScheduleSessionEnd checks the key and schedules.
+func (c *Checked) ScheduleSessionEnd(ctx context.Context, projectID, familyID string) error {
+	if err := CheckKey(projectID, "family id", familyID); err != nil {
+		return refused("schedule session end", err)
+	}
+	return c.s.ScheduleSessionEnd(ctx, projectID, familyID)
+}
+
 // PruneRefreshFamilies checks before and prunes.
 func (c *Checked) PruneRefreshFamilies(ctx context.Context, before time.Time) (int, error) {
 	if err := CheckTime("before", before); err != nil {

@@ -247,6 +247,16 @@ type RefreshStore interface {
 	// time and adds nothing. It returns an error matching ErrNotFound for
 	// an unknown family and ErrInvalid for a zero at.
 	RevokeRefreshFamily(ctx context.Context, projectID, familyID string, at time.Time) error
+	// ScheduleSessionEnd schedules the end of the session familyID, its
+	// EndsAt, as a revocation of kind RevokedSession that enters the feed
+	// at that time as a roll's scheduled revocation does
+	// (RevocationStore.ListRevocations), so that verifiers that follow the
+	// feed refuse the session's tokens from then on. Latchkey calls it
+	// when it mints a login token that expires after the session ends.
+	// Scheduling it again before it enters the feed adds nothing, and a
+	// session with no EndsAt schedules nothing. It returns an error
+	// matching ErrNotFound for an unknown family or one of another project.
+	ScheduleSessionEnd(ctx context.Context, projectID, familyID string) error
 	// PruneRefreshFamilies deletes every family, of every project, that
 	// was revoked before before, or whose current generation expired
 	// before before, or whose EndsAt is before before, and returns how
@@ -270,7 +280,8 @@ type RevocationStore interface {
 	// once that item is pruned (the floor is the newest position the feed
 	// has ever held). An unknown project lists as empty.
 	//
-	// A revocation scheduled by RollAPIKey is not listed before its time:
+	// A revocation scheduled by RollAPIKey or ScheduleSessionEnd is not
+	// listed before its time:
 	// the first ListRevocations of the project, by any handle, at or after
 	// that time by the listing process's clock (and any revocation added
 	// at or after it) places it in the feed at its time, raised past the
@@ -278,11 +289,13 @@ type RevocationStore interface {
 	// in (time, subject) order.
 	ListRevocations(ctx context.Context, projectID string, req paginate.Request) (paginate.Page[Revocation], error)
 	// NextScheduledRevocation returns the time of the project's earliest
-	// revocation scheduled by RollAPIKey that is not in its feed yet, or
+	// revocation scheduled by RollAPIKey or ScheduleSessionEnd that is not
+	// in its feed yet, or
 	// the zero time when there is none, so that a long poll of the feed
 	// wakes when it falls due (a scheduled item commits nothing then, so
-	// no RevocationWatcher wakes). A roll committed by any handle is seen
-	// by the next call of every handle and wakes the RevocationWatchers.
+	// no RevocationWatcher wakes). A roll or a scheduled session end
+	// committed by any handle is seen by the next call of every handle and
+	// wakes the RevocationWatchers.
 	NextScheduledRevocation(ctx context.Context, projectID string) (time.Time, error)
 	// PruneSessionRevocations deletes every revocation of kind
 	// RevokedSession, of every project, whose RevokedAt is before before,

@@ -202,6 +202,7 @@ func testChecksProjectArguments(t *testing.T, s store.Store) {
 		add("RevokeRefreshFamily", func(ctx context.Context) error {
 			return s.RevokeRefreshFamily(ctx, p, w.family.ID, base.Add(time.Hour))
 		})
+		add("ScheduleSessionEnd", func(ctx context.Context) error { return s.ScheduleSessionEnd(ctx, p, w.family.ID) })
 		add("ListRevocations", func(ctx context.Context) error { return errOf(s.ListRevocations(ctx, p, paginate.Request{Limit: 10})) })
 		add("AppendAudit", func(ctx context.Context) error {
 			return s.AppendAudit(ctx, newAudit(p, "aud_new", base, store.ActionSignIn, ""))
@@ -247,6 +248,7 @@ func testChecksRowIDs(t *testing.T, s store.Store) {
 		})
 		add("GetRefreshFamily", func(ctx context.Context) error { return errOf(s.GetRefreshFamily(ctx, projA, id)) })
 		add("RevokeRefreshFamily", func(ctx context.Context) error { return s.RevokeRefreshFamily(ctx, projA, id, base.Add(time.Hour)) })
+		add("ScheduleSessionEnd", func(ctx context.Context) error { return s.ScheduleSessionEnd(ctx, projA, id) })
 		add("GetConsoleSession", func(ctx context.Context) error { return errOf(s.GetConsoleSession(ctx, projA, id)) })
 		add("TouchConsoleSession", func(ctx context.Context) error { return s.TouchConsoleSession(ctx, projA, id, base.Add(time.Hour)) })
 		add("DeleteConsoleSession", func(ctx context.Context) error { return s.DeleteConsoleSession(ctx, projA, id) })
@@ -711,6 +713,7 @@ func testChecksOtherProjectRows(t *testing.T, s store.Store) {
 		"RetireSigningKey":    func() error { return s.RetireSigningKey(ctx, projB, "sk_old", later) },
 		"GetRefreshFamily":    func() error { return errOf(s.GetRefreshFamily(ctx, projB, w.family.ID)) },
 		"RevokeRefreshFamily": func() error { return s.RevokeRefreshFamily(ctx, projB, w.family.ID, later) },
+		"ScheduleSessionEnd":  func() error { return s.ScheduleSessionEnd(ctx, projB, w.family.ID) },
 		"RotateRefresh": func() error {
 			return errOf(s.RotateRefresh(ctx, projB, w.family.ID, 0, rotateParams(base.Add(time.Minute))))
 		},

@@ -36,6 +36,8 @@ func refreshCases() []testCase {
 		{"EndsAtRoundTrip", testRefreshEndsAtRoundTrip},
 		{"EndsAtCapsExpiry", testRefreshEndsAtCapsExpiry},
 		{"EndsAtEndsRotation", testRefreshEndsAtEndsRotation},
+		{"ScheduleSessionEnd", testRefreshScheduleSessionEnd},
+		{"ScheduleSessionEndUnknown", testRefreshScheduleSessionEndUnknown},
 		{"PruneRevoked", testRefreshPruneRevoked},
 		{"PruneExpired", testRefreshPruneExpired},
 		{"PruneEnded", testRefreshPruneEnded},
@@ -522,6 +524,63 @@ func testRefreshEndsAtRoundTrip(t *testing.T, s store.Store) {
 	r := rotate(t, s, f, 0, rotateParams(base.Add(time.Minute)))
 	wantTime(t, f.EndsAt, r.Family.EndsAt, "EndsAt after a rotation")
 	wantTime(t, f.EndsAt, mustGetFamily(t, s, projA, f.ID).EndsAt, "GetRefreshFamily().EndsAt after a rotation")
+}
+
+// ScheduleSessionEnd puts a session's EndsAt in the feed at that time, as a
+// roll's scheduled revocation: not listed before it (by the clock of the
+// listing process; NextScheduledRevocation names it), listed once due, and
+// once however often it was scheduled. A session with no EndsAt schedules
+// nothing.
+func testRefreshScheduleSessionEnd(t *testing.T, s store.Store) {
+	mustProject(t, s, projA)
+	u := mustUser(t, s, projA, "ends@example.com")
+	real := time.Now()
+	later := newFamily(projA, u.ID, real, time.Hour)
+	later.EndsAt = real.Add(time.Hour)
+	require.NoError(t, s.CreateRefreshFamily(t.Context(), later, userHash))
+	due := newFamily(projA, u.ID, base, time.Hour)
+	due.EndsAt = base.Add(30 * time.Minute) // days before the real clock
+	require.NoError(t, s.CreateRefreshFamily(t.Context(), due, userHash))
+	endless := mustFamilyOf(t, s, u, base, time.Hour)
+	feed := newFeedTracker(t, s, projA)
+
+	require.NoError(t, s.ScheduleSessionEnd(t.Context(), projA, later.ID), "ScheduleSessionEnd of a session ending in an hour")
+	require.NoError(t, s.ScheduleSessionEnd(t.Context(), projA, later.ID), "ScheduleSessionEnd again")
+	require.NoError(t, s.ScheduleSessionEnd(t.Context(), projA, endless.ID), "ScheduleSessionEnd of a session with no EndsAt")
+	feed.unchanged(t, "a session end scheduled in an hour")
+	next, err := s.NextScheduledRevocation(t.Context(), projA)
+	require.NoError(t, err)
+	wantTime(t, later.EndsAt, next, "NextScheduledRevocation after ScheduleSessionEnd")
+
+	require.NoError(t, s.ScheduleSessionEnd(t.Context(), projA, due.ID), "ScheduleSessionEnd of a session that has ended")
+	require.NoError(t, s.ScheduleSessionEnd(t.Context(), projA, due.ID), "ScheduleSessionEnd again")
+	feed.added(t, store.RevokedSession, due.ID, due.EndsAt, "a session end scheduled in the past, listed")
+	feed.unchanged(t, "the feed listed again")
+	next, err = s.NextScheduledRevocation(t.Context(), projA)
+	require.NoError(t, err)
+	wantTime(t, later.EndsAt, next, "NextScheduledRevocation once the due end is listed")
+	// The family itself is as it was: the feed item is for verifiers.
+	wantFamily(t, due, mustGetFamily(t, s, projA, due.ID), "GetRefreshFamily of a session whose end is in the feed")
+}
+
+// ScheduleSessionEnd of an unknown family, or of one through another
+// project, is ErrNotFound and schedules nothing.
+func testRefreshScheduleSessionEndUnknown(t *testing.T, s store.Store) {
+	mustProject(t, s, projA)
+	mustProject(t, s, projB)
+	u := mustUser(t, s, projA, "ends@example.com")
+	f := newFamily(projA, u.ID, base, time.Hour)
+	f.EndsAt = base.Add(30 * time.Minute)
+	require.NoError(t, s.CreateRefreshFamily(t.Context(), f, userHash))
+	require.ErrorIs(t, s.ScheduleSessionEnd(t.Context(), projA, store.NewID(store.PrefixFamily)), store.ErrNotFound, "an unknown family")
+	require.ErrorIs(t, s.ScheduleSessionEnd(t.Context(), projB, f.ID), store.ErrNotFound, "a family of another project")
+	require.ErrorIs(t, s.ScheduleSessionEnd(t.Context(), "nosuch", f.ID), store.ErrNotFound, "an unknown project")
+	for _, p := range []string{projA, projB} {
+		require.Emptyf(t, feedList(s, p).all(t), "the feed of %q", p)
+		next, err := s.NextScheduledRevocation(t.Context(), p)
+		require.NoError(t, err)
+		wantZeroTime(t, next, "NextScheduledRevocation of %q", p)
+	}
 }
 
 // A rotation's successor expires at p.Now+p.TTL or at EndsAt, whichever

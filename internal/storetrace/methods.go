@@ -242,6 +242,13 @@ func (s *Store) RevokeRefreshFamily(ctx context.Context, projectID string, famil
 	return err
 }
 
+func (s *Store) ScheduleSessionEnd(ctx context.Context, projectID string, familyID string) error {
+	ctx, span := s.Start(ctx, "store.ScheduleSessionEnd", projectID)
+	err := s.st.ScheduleSessionEnd(ctx, projectID, familyID)
+	End(span, err)
+	return err
+}
+
 func (s *Store) PruneRefreshFamilies(ctx context.Context, before time.Time) (int, error) {
 	ctx, span := s.Start(ctx, "store.PruneRefreshFamilies", "")
 	r0, err := s.st.PruneRefreshFamilies(ctx, before)

@@ -108,7 +108,8 @@
 //     FOR UPDATE, a locking read of the newest committed row), then the
 //     project row: of concurrent rolls of one key on any instances exactly
 //     one makes a successor, and the others find the key rolled. A roll's
-//     scheduled revocation waits in scheduled_revocations; the first write
+//     scheduled revocation (and a session's end, ScheduleSessionEnd) waits
+//     in scheduled_revocations; the first write
 //     to the project's feed, or listing of it, at or after its time places
 //     it in the feed at that time, under the project row's lock.
 //   - Throttling counts with INSERT ... ON DUPLICATE KEY UPDATE in fixed
@@ -122,8 +123,8 @@
 //
 // MySQL has no notifications. [Store.WatchRevocations] polls: while anybody
 // waits, one goroutine per Store reads the sum of the projects' revocation
-// counts (one covering-index scan of a row per project; a roll that
-// schedules a revocation raises it too) every
+// counts (one covering-index scan of a row per project; a roll or a
+// session end that schedules a revocation raises it too) every
 // [Options].WatchInterval, 50 ms by default, and wakes the waiters when it
 // changes; a long-polling revocation feed thus sees a revocation made by
 // any instance within about one interval. It costs one small query per

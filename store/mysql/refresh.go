@@ -61,6 +61,13 @@ const (
 
 	pruneFamiliesSQL = `DELETE FROM refresh_families
 	WHERE revoked_at < ? OR expires_at < ? OR ends_at < ?`
+
+	// scheduleSessionEndSQL schedules a family's EndsAt in the feed;
+	// IGNORE: a second call before it is due adds nothing (the row comes
+	// from the family, so no other error is there to ignore).
+	scheduleSessionEndSQL = `INSERT IGNORE INTO scheduled_revocations (project_id, due_at, subject, kind)
+	SELECT project_id, ends_at, id, '` + string(store.RevokedSession) + `' FROM refresh_families
+	WHERE project_id = ? AND id = ? AND ends_at IS NOT NULL`
 )
 
 // CreateRefreshFamily records f, which starts a session, while
@@ -196,6 +203,25 @@ func (s *Store) revokeFamily(ctx context.Context, op, projectID, familyID string
 			return existsOrNotFound(ctx, tx, op, familyExistsSQL, projectID, familyID)
 		}
 		return addRevocation(ctx, tx, projectID, store.RevokedSession, familyID, at)
+	})
+}
+
+// ScheduleSessionEnd schedules the family's EndsAt as a feed item of kind
+// store.RevokedSession, in one transaction that raises the project's feed
+// count so that waiting feeds learn the new time (see store.RefreshStore).
+func (s *Store) ScheduleSessionEnd(ctx context.Context, projectID, familyID string) error {
+	const op = "schedule session end"
+	return s.inTx(ctx, op, func(tx *sql.Tx) error {
+		n, err := affected(tx.ExecContext(ctx, scheduleSessionEndSQL, projectID, familyID))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			// Scheduled already, no EndsAt, or no such family.
+			return existsOrNotFound(ctx, tx, op, familyExistsSQL, projectID, familyID)
+		}
+		_, err = tx.ExecContext(ctx, countFeedChangeSQL, projectID)
+		return err
 	})
 }
 

@@ -87,6 +87,18 @@ const (
 	WHERE project_id = $1 AND id = $2 AND revoked_at IS NULL`
 	familyExistsSQL = `SELECT EXISTS (SELECT 1 FROM refresh_families WHERE project_id = $1 AND id = $2)`
 
+	// scheduleSessionEndSQL schedules a family's EndsAt in the feed (ON
+	// CONFLICT: a second call before it is due adds nothing), notifies
+	// the feed's watchers, and reads whether the family exists.
+	scheduleSessionEndSQL = `WITH f AS (
+	  SELECT project_id, id, ends_at FROM refresh_families WHERE project_id = $1 AND id = $2
+	), item AS (
+	  INSERT INTO scheduled_revocations (project_id, due_at, subject, kind)
+	  SELECT project_id, ends_at, id, '` + string(store.RevokedSession) + `' FROM f WHERE ends_at IS NOT NULL
+	  ON CONFLICT DO NOTHING
+	)
+	SELECT EXISTS (SELECT 1 FROM f) FROM pg_notify('` + revocationChannel + `', $1)`
+
 	// pruneFamiliesSQL runs on refresh_families_revoked_at and
 	// refresh_families_ends_at and reads the table for the expiry test
 	// (see the migration).
@@ -239,6 +251,21 @@ func (s *Store) revokeFamily(ctx context.Context, op, projectID, familyID string
 		}
 		return addRevocation(ctx, tx, projectID, store.RevokedSession, familyID, at)
 	})
+}
+
+// ScheduleSessionEnd schedules the family's EndsAt as a feed item of kind
+// store.RevokedSession, in one statement that notifies the feed's
+// watchers (see store.RefreshStore).
+func (s *Store) ScheduleSessionEnd(ctx context.Context, projectID, familyID string) error {
+	const op = "schedule session end"
+	var found bool
+	err := s.write(ctx, op, func(q querier) error {
+		return q.QueryRow(ctx, scheduleSessionEndSQL, projectID, familyID).Scan(&found)
+	})
+	if err == nil && !found {
+		err = notFound(op)
+	}
+	return err
 }
 
 // PruneRefreshFamilies deletes every family, of every project, revoked,

@@ -37,6 +37,11 @@ WHERE id = ? AND project_id = ? AND generation = ? AND revoked_at IS NULL`
 	familyRevokedSQL = `SELECT revoked_at FROM refresh_families WHERE id = ? AND project_id = ?`
 	revokeFamilySQL  = `UPDATE refresh_families SET revoked_at = ? WHERE id = ? AND project_id = ? AND revoked_at IS NULL`
 	pruneFamiliesSQL = `DELETE FROM refresh_families WHERE revoked_at < ?1 OR expires_at < ?1 OR ends_at < ?1`
+	// scheduleSessionEndSQL schedules a family's EndsAt in the feed; OR
+	// IGNORE: a second call before it is due adds nothing.
+	scheduleSessionEndSQL = `INSERT OR IGNORE INTO scheduled_revocations (project_id, due_at, subject, kind)
+SELECT project_id, ends_at, id, '` + string(store.RevokedSession) + `' FROM refresh_families
+WHERE id = ? AND project_id = ? AND ends_at IS NOT NULL`
 )
 
 // CreateRefreshFamily records f, which starts a session, while
@@ -103,6 +108,26 @@ func (s *Store) RevokeRefreshFamily(ctx context.Context, projectID, familyID str
 			return err
 		}
 		return t.revokeFamily(projectID, familyID, us)
+	})
+	return wrap(op, err)
+}
+
+// ScheduleSessionEnd schedules the family's EndsAt as a feed item of kind
+// store.RevokedSession, in one write transaction (see store.RefreshStore).
+func (s *Store) ScheduleSessionEnd(ctx context.Context, projectID, familyID string) error {
+	const op = "schedule session end"
+	err := s.writeTx(ctx, func(t *wtx) error {
+		n, err := t.exec(scheduleSessionEndSQL, familyID, projectID)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			t.revoked = true // a waiting feed learns the new time
+			return nil
+		}
+		// Scheduled already, no EndsAt, or no such family.
+		_, err = t.isSet(familyRevokedSQL, familyID, projectID)
+		return err
 	})
 	return wrap(op, err)
 }
