@@ -62,5 +62,7 @@
 // expires unused, or at its absolute end. Every revocation that a verifier
 // elsewhere must learn of (an API key revoked, a signing key retired, a
 // session ended by logout or replay, a user disabled) adds a [Revocation] to
-// the project's feed in the same atomic write ([RevocationStore]).
+// the project's feed in the same atomic write ([RevocationStore]); a roll's
+// revocation and a session's absolute end that a login token outlives are
+// scheduled, and join the feed at their time.
 package store

@@ -254,8 +254,10 @@ const (
 	// API key it signed; Subject is its id (the tokens' kid).
 	RevokedSigningKey RevocationKind = "signing_key"
 	// RevokedSession: a session ended by logout, replay or
-	// EndUserSessions (a password reset: one item per session it ended);
-	// Subject is the family id (the login tokens' sid).
+	// EndUserSessions (a password reset: one item per session it ended),
+	// or its absolute end when a login token outlives it
+	// (ScheduleSessionEnd); Subject is the family id (the login tokens'
+	// sid).
 	RevokedSession RevocationKind = "session"
 	// RevokedUser: a user was disabled, ending every session of theirs and
 	// every login token issued to them up to RevokedAt; Subject is the user
