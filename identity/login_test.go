@@ -211,15 +211,12 @@ func TestLogin_BcryptUserIsUpgraded(t *testing.T) {
 func TestAuthenticate_UpgradeNeverUndoesAReset(t *testing.T) {
 	e := newEnv(t, envConfig{})
 	ctx := context.Background()
-	h, err := bcrypt.GenerateFromPassword([]byte("imported pw"), bcrypt.MinCost)
-	require.NoError(t, err)
-	u := e.createUser(t, "default", "old@example.com", "", string(h))
+	u := e.legacyUser(t, "old@example.com")
 	reset, err := e.hasher.Hash(ctx, "the new password")
 	require.NoError(t, err)
-	users := &resetWhileSigningIn{UserStore: e.st, reset: func() {
+	auth := e.authRacing(func() {
 		require.NoError(t, e.st.SetPasswordHash(ctx, "default", u.ID, reset))
-	}}
-	auth := identity.NewAuthenticator(users, e.hasher, e.lim, nil)
+	})
 
 	_, err = auth.Authenticate(ctx, "default", "old@example.com", "imported pw", "")
 	require.ErrorIs(t, err, identity.ErrInvalidCredentials)
@@ -237,16 +234,13 @@ func TestAuthenticate_UpgradeNeverUndoesAReset(t *testing.T) {
 func TestAuthenticate_ConcurrentUpgradesBothSignIn(t *testing.T) {
 	e := newEnv(t, envConfig{})
 	ctx := context.Background()
-	h, err := bcrypt.GenerateFromPassword([]byte("imported pw"), bcrypt.MinCost)
-	require.NoError(t, err)
-	u := e.createUser(t, "default", "twice@example.com", "", string(h))
+	u := e.legacyUser(t, "twice@example.com")
 	upgraded, err := e.hasher.Hash(ctx, "imported pw")
 	require.NoError(t, err)
 	// The other sign-in's upgrade lands right after this one's lookup.
-	users := &resetWhileSigningIn{UserStore: e.st, reset: func() {
-		require.NoError(t, e.st.ReplacePasswordHash(ctx, "default", u.ID, string(h), upgraded))
-	}}
-	auth := identity.NewAuthenticator(users, e.hasher, e.lim, nil)
+	auth := e.authRacing(func() {
+		require.NoError(t, e.st.ReplacePasswordHash(ctx, "default", u.ID, u.PasswordHash, upgraded))
+	})
 
 	got, err := auth.Authenticate(ctx, "default", "twice@example.com", "imported pw", "")
 	require.NoError(t, err, "the password is still the user's")
@@ -256,14 +250,29 @@ func TestAuthenticate_ConcurrentUpgradesBothSignIn(t *testing.T) {
 	assert.Equal(t, upgraded, stored.PasswordHash, "the first upgrade stays")
 
 	// The same race with the user disabled meanwhile refuses the sign-in.
-	v := e.createUser(t, "default", "gone@example.com", "", string(h))
-	users = &resetWhileSigningIn{UserStore: e.st, reset: func() {
-		require.NoError(t, e.st.ReplacePasswordHash(ctx, "default", v.ID, string(h), upgraded))
+	v := e.legacyUser(t, "gone@example.com")
+	auth = e.authRacing(func() {
+		require.NoError(t, e.st.ReplacePasswordHash(ctx, "default", v.ID, v.PasswordHash, upgraded))
 		require.NoError(t, e.st.DisableUser(ctx, "default", v.ID, e.clock.Now()))
-	}}
-	auth = identity.NewAuthenticator(users, e.hasher, e.lim, nil)
+	})
 	_, err = auth.Authenticate(ctx, "default", "gone@example.com", "imported pw", "")
 	require.ErrorIs(t, err, identity.ErrInvalidCredentials)
+}
+
+// legacyUser creates a user of project default whose password, "imported
+// pw", has a bcrypt hash: a sign-in upgrades it.
+func (e *env) legacyUser(t *testing.T, email string) store.User {
+	t.Helper()
+	h, err := bcrypt.GenerateFromPassword([]byte("imported pw"), bcrypt.MinCost)
+	require.NoError(t, err)
+	return e.createUser(t, "default", email, "", string(h))
+}
+
+// authRacing returns an Authenticator of e whose first sign-in runs during
+// right after its lookup has read the user: a change another request makes
+// while this sign-in hashes.
+func (e *env) authRacing(during func()) *identity.Authenticator {
+	return identity.NewAuthenticator(&resetWhileSigningIn{UserStore: e.st, reset: during}, e.hasher, e.lim, nil)
 }
 
 // resetWhileSigningIn is a UserStore that sets the user's password (reset)
