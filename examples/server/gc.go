@@ -62,24 +62,25 @@ type gcTuner struct {
 	room           int64 // what the limit gains while hashing
 	grace          time.Duration
 
-	mu      sync.Mutex
-	hashing bool        // the hashing settings are applied
-	n       int         // hashes running, as Running last said
-	idle    *time.Timer // brings the list settings back; nil while a hash runs
-	timers  uint64      // timers set so far; only the newest may act
+	// The hashing settings are applied while n > 0 or idle is set.
+	mu     sync.Mutex
+	n      int         // hashes running, as Running last said
+	idle   *time.Timer // brings the list settings back; nil while a hash runs
+	timers uint64      // timers set so far; only the newest may act
 }
 
 // running is identity.HasherOptions.Running.
 func (t *gcTuner) running(n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	hashing := t.n > 0 || t.idle != nil
 	t.n = n
 	if n > 0 {
 		if t.idle != nil {
 			t.idle.Stop()
 			t.idle = nil
 		}
-		if !t.hashing {
+		if !hashing {
 			t.apply(true)
 		}
 		return
@@ -116,5 +117,4 @@ func (t *gcTuner) apply(hashing bool) {
 	if t.limit {
 		debug.SetMemoryLimit(limit)
 	}
-	t.hashing = hashing
 }
