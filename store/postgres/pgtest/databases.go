@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -52,6 +53,13 @@ type Databases struct {
 	ahead   chan made   // the next database New hands out
 	ended   chan string // databases whose test ended, closed by the owner's cleanup
 	done    chan error  // the keeper's joined errors, once ended is closed
+
+	// resetConns holds the connection each reset database was reset on,
+	// for its next reset: a connection costs PostgreSQL a process, and a
+	// long suite resets a database for each of its cases. A database is
+	// reset by one goroutine at a time, which takes its connection out.
+	mu         sync.Mutex
+	resetConns map[string]*pgx.Conn
 }
 
 // made is a database made ahead, or why it could not be.
@@ -84,6 +92,8 @@ func newDatabases(t testing.TB, alter []string, prepare func(ctx context.Context
 		ahead: make(chan made),
 		ended: make(chan string, 64),
 		done:  make(chan error, 1),
+
+		resetConns: map[string]*pgx.Conn{},
 	}
 	strategy, err := copyStrategy(d.admin)
 	if err != nil {
@@ -201,6 +211,7 @@ func (d *Databases) keep() {
 		free = append(free, d.template)
 	}
 	for _, name := range free {
+		d.closeResetConn(name)
 		errs = append(errs, drop(d.admin, name))
 	}
 	d.done <- errors.Join(errs...)
@@ -222,7 +233,49 @@ func (d *Databases) recycle(name string) recycled {
 			return recycled{name: name}
 		}
 	}
+	d.closeResetConn(name)
 	return recycled{name: name, dropped: true, err: drop(d.admin, name)}
+}
+
+// resetConn returns a connection to the database name for its reset: the
+// one kept from its last reset if it still answers, else a new one. It
+// takes it out of resetConns; putResetConn gives it back.
+func (d *Databases) resetConn(ctx context.Context, name string) (*pgx.Conn, error) {
+	d.mu.Lock()
+	conn := d.resetConns[name]
+	delete(d.resetConns, name)
+	d.mu.Unlock()
+	if conn != nil {
+		if conn.Ping(ctx) == nil {
+			return conn, nil
+		}
+		// Ended by its test, say: the reset ends every other session.
+		_ = conn.Close(context.Background())
+	}
+	url, err := withDatabase(d.admin, name)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.Connect(ctx, url)
+}
+
+// putResetConn keeps conn, a connection to the database name, for its next
+// reset.
+func (d *Databases) putResetConn(name string, conn *pgx.Conn) {
+	d.mu.Lock()
+	d.resetConns[name] = conn
+	d.mu.Unlock()
+}
+
+// closeResetConn closes the connection kept for the database name, if any.
+func (d *Databases) closeResetConn(name string) {
+	d.mu.Lock()
+	conn := d.resetConns[name]
+	delete(d.resetConns, name)
+	d.mu.Unlock()
+	if conn != nil {
+		_ = conn.Close(context.Background())
+	}
 }
 
 // New returns the URL of a fresh database of t's own. A cleanup of t hands
@@ -240,24 +293,27 @@ func (d *Databases) New(t testing.TB) string {
 }
 
 // reset brings the database name back to the prepared database's state,
-// on one connection to it (a connection costs PostgreSQL a process): it
-// ends the database's other sessions, resets its settings to those of the
-// source's isolation, checks that its objects are the prepared ones, and
-// in one transaction empties every table that holds rows and copies the
-// prepared rows back in.
-func (d *Databases) reset(name string) error {
+// on one connection to it (resetConn's, kept for the next reset when this
+// one succeeds): it ends the database's other sessions, resets its
+// settings to those of the source's isolation, checks that its objects are
+// the prepared ones, and in one transaction empties every table that holds
+// rows and copies the prepared rows back in.
+func (d *Databases) reset(name string) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
-	url, err := withDatabase(d.admin, name)
+	conn, err := d.resetConn(ctx, name)
 	if err != nil {
 		return err
 	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	// This session began with the settings the test left (read-only, say).
+	defer func() {
+		if err != nil {
+			_ = conn.Close(context.Background())
+			return
+		}
+		d.putResetConn(name, conn)
+	}()
+	// This session began with the settings of the database when it
+	// connected (read-only, say, if a test had made it so).
 	if _, err := conn.Exec(ctx, "SET default_transaction_read_only = off"); err != nil {
 		return err
 	}

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // EnvURL is the environment variable naming the test server: a URL such as
@@ -207,17 +208,40 @@ func drop(admin, name string) error {
 	return nil
 }
 
-// exec runs one statement on a fresh connection to the admin URL.
+// exec runs one statement on the admin URL, on a connection of its
+// adminPool.
 func exec(admin, sql string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, admin)
+	pool, err := adminPool(admin)
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.Background())
-	_, err = conn.Exec(ctx, sql)
+	_, err = pool.Exec(ctx, sql)
 	return err
+}
+
+// adminPools holds, for each admin URL, the function that opens its pool
+// once (adminPool).
+var adminPools sync.Map // admin URL -> func() (*pgxpool.Pool, error)
+
+// adminPool returns the pool of connections to admin that exec uses, opened
+// on the first call and kept for the rest of the test binary. A suite
+// creates and drops hundreds of databases, and a connection of its own for
+// each statement would cost PostgreSQL a new process every time. Its
+// statements go by the simple protocol, so that the server keeps no
+// prepared statement for each database name.
+func adminPool(admin string) (*pgxpool.Pool, error) {
+	open, _ := adminPools.LoadOrStore(admin, sync.OnceValues(func() (*pgxpool.Pool, error) {
+		cfg, err := pgxpool.ParseConfig(admin)
+		if err != nil {
+			// The error quotes the URL, which may hold a password.
+			return nil, errors.New("not a valid PostgreSQL connection string")
+		}
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+		return pgxpool.NewWithConfig(context.Background(), cfg)
+	}))
+	return open.(func() (*pgxpool.Pool, error))()
 }
 
 // strategies holds copyStrategy's answer for each admin URL asked.
