@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -235,16 +236,22 @@ func runDatabase(c config, on database) error {
 // made alone in the same rounds: the server's CPU per login against the
 // CPU of one such hash, and the logins a second against the hashes a
 // second (the cores divided by a hash's CPU). Each is a ratio within a
-// round, the median over the rounds.
+// round, the median over the rounds. It then prints how much of the
+// machine's cores the server and the database kept busy while the logins
+// ran: the logins a second times their CPU per login, over the cores.
+// Near 1, the logins are bound by their CPU, not by how many hashes the
+// server lets run at once.
 func checkLogins(logins, hashes *dbTarget, rounds int) {
-	cpu, rate := make([]float64, rounds), make([]float64, rounds)
+	cpu, rate, busy := make([]float64, rounds), make([]float64, rounds), make([]float64, rounds)
 	for r := range rounds {
 		l, h := logins.rounds[r], hashes.rounds[r]
 		cpu[r] = (l.serverCPU.Seconds() / l.requests) / (h.serverCPU.Seconds() / h.requests)
 		rate[r] = l.rps / h.rps
+		busy[r] = l.rps * (l.serverCPU + l.databaseCPU).Seconds() / l.requests / float64(runtime.NumCPU())
 	}
 	check("server CPU per login / hash alone", median(cpu) <= 1.25, fmt.Sprintf("%.2fx", median(cpu)), "<= 1.25x")
 	check("password logins / hashes alone", median(rate) >= 0.9, fmt.Sprintf("%.2f", median(rate)), ">= 0.90 on an idle machine")
+	fmt.Printf("     %-34s %14s\n", "cores busy: server, db (logins)", fmt.Sprintf("%.2f", median(busy)))
 }
 
 // thousands formats n, a whole number, with commas between thousands.

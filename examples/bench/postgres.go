@@ -36,7 +36,10 @@ package main
 //     at most 1.25x the CPU of one hash made alone, and on an idle machine
 //     logins per second at least 0.9 of the hashes per second made alone
 //     (the cores divided by a hash's CPU). Ratios are taken within each
-//     round, the median over the rounds.
+//     round, the median over the rounds. Beside them, not a target: the
+//     share of the cores that the server and PostgreSQL kept busy while
+//     the logins ran (near 1: the logins are bound by their CPU, not by
+//     the hashes the server lets run at once).
 //
 // The CPU columns split each run's CPU time per request between the
 // example server and the PostgreSQL server's processes on this machine.
