@@ -61,14 +61,19 @@ func loadStatic() *staticFiles {
 			panic("console: embedded static files: " + err.Error()) // unreachable
 		}
 		sum := sha256.Sum256(b)
-		ct := mime.TypeByExtension(path.Ext(e.Name()))
-		switch path.Ext(e.Name()) {
+		// The console's own kinds are named here: asking package mime
+		// would read the system's type tables, at the start of every
+		// process that builds a console (every CLI command).
+		var ct string
+		switch ext := path.Ext(e.Name()); ext {
 		case ".css":
 			ct = "text/css; charset=utf-8"
 		case ".js":
 			ct = "text/javascript; charset=utf-8"
 		case ".svg":
 			ct = "image/svg+xml"
+		default:
+			ct = mime.TypeByExtension(ext)
 		}
 		s.files[e.Name()] = staticFile{body: b, contentType: ct, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
 	}
