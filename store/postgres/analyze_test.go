@@ -21,10 +21,17 @@ import (
 // example server's seed command does, then calls AnalyzeContacts, and
 // checks that the table is as a pass of autovacuum would leave it: the
 // planner knows its size and the project's rows (the page's scan estimates
-// the project's row count, not a guess), every page is all-visible, and the
+// the project's row count, not a guess), its pages are all-visible, and the
 // first reads of page 1 and of the last page dirty no buffer (the rows'
 // hint bits are set). Autovacuum is off for the table, so that the state
 // comes from AnalyzeContacts alone; before it, the table has none of this.
+//
+// A page may stay not all-visible: VACUUM, like autovacuum, leaves the
+// visibility map alone on a page whose buffer another process has pinned
+// when it comes to it (the checkpointer writing it out, say, during the
+// checkpoint of another test's CREATE DATABASE), and the next pass sets it.
+// Seen once in a run of the suite (515 of 516 pages); the test allows one
+// page in a hundred.
 func TestAnalyzeContacts_ReadiesAnImport(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -58,7 +65,7 @@ func TestAnalyzeContacts_ReadiesAnImport(t *testing.T) {
 	t.Logf("after AnalyzeContacts: reltuples %v, relpages %d, relallvisible %d", tuples, pages, visible)
 	assert.InDelta(t, rows, tuples, rows/100, "pg_class.reltuples")
 	assert.Positive(t, pages, "pg_class.relpages")
-	assert.Equal(t, pages, visible, "all-visible pages of the table")
+	assert.GreaterOrEqual(t, visible, pages-pages/100, "all-visible pages of the table (of %d)", pages)
 
 	conn, err := s.pool.Acquire(ctx)
 	require.NoError(t, err)
