@@ -241,11 +241,7 @@ func (d *Databases) recycle(name string) recycled {
 // one kept from its last reset if it still answers, else a new one. It
 // takes it out of resetConns; putResetConn gives it back.
 func (d *Databases) resetConn(ctx context.Context, name string) (*pgx.Conn, error) {
-	d.mu.Lock()
-	conn := d.resetConns[name]
-	delete(d.resetConns, name)
-	d.mu.Unlock()
-	if conn != nil {
+	if conn := d.takeResetConn(name); conn != nil {
 		if conn.Ping(ctx) == nil {
 			return conn, nil
 		}
@@ -267,13 +263,19 @@ func (d *Databases) putResetConn(name string, conn *pgx.Conn) {
 	d.mu.Unlock()
 }
 
-// closeResetConn closes the connection kept for the database name, if any.
-func (d *Databases) closeResetConn(name string) {
+// takeResetConn takes the connection kept for the database name out of
+// resetConns, and returns it (nil if there is none).
+func (d *Databases) takeResetConn(name string) *pgx.Conn {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	conn := d.resetConns[name]
 	delete(d.resetConns, name)
-	d.mu.Unlock()
-	if conn != nil {
+	return conn
+}
+
+// closeResetConn closes the connection kept for the database name, if any.
+func (d *Databases) closeResetConn(name string) {
+	if conn := d.takeResetConn(name); conn != nil {
 		_ = conn.Close(context.Background())
 	}
 }
