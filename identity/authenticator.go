@@ -134,7 +134,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, projectID, email, pass
 	// that the attempts checked while its failure is being written count
 	// it.
 	if a.hasher.busy() {
-		if err := check(a.flying.counts(account, address)); err != nil {
+		if err := a.flying.precheck(account, address, check); err != nil {
 			return store.User{}, throttled(err)
 		}
 	}

@@ -23,9 +23,14 @@ type Limiter interface {
 	// Check returns how long the caller must wait before trying again: a
 	// positive duration when account or address has reached its limit in
 	// its current window, counting as failures both those recorded and
-	// the attempts inFlight names, zero when the attempt may proceed.
-	// When in-flight attempts alone reach a limit (no window is open yet),
-	// the wait is a whole window: the one their failures will open.
+	// the attempts inFlight names, zero when the attempt may proceed. The
+	// attempts inFlight names as landing may be among those recorded
+	// already: Check counts them once, as if they were wherever the
+	// recorded count allows (a key's count is then the larger of its
+	// attempts in flight and its recorded failures plus those in flight
+	// less those landing). When in-flight attempts alone reach a limit (no
+	// window is open yet), the wait is a whole window: the one their
+	// failures will open.
 	Check(ctx context.Context, account, address string, inFlight InFlight) (retryAfter time.Duration, err error)
 	// Failure counts one failed attempt against account and address.
 	Failure(ctx context.Context, account, address string) error
@@ -36,7 +41,7 @@ type Limiter interface {
 }
 
 // InFlight counts sign-in attempts that were let through and whose outcome
-// is not counted yet: each is hashing, or its failure is being written.
+// is not counted yet: each is hashing, or its outcome is being written.
 // Limiter.Check counts them as failures, so that attempts made while
 // earlier ones are still being hashed or counted (a slow store, a busy
 // hasher) cannot pass the limit.
@@ -45,6 +50,10 @@ type InFlight struct {
 	Account int
 	// Address is the number of such attempts from the client address.
 	Address int
+	// AccountLanding and AddressLanding are how many of those attempts
+	// have their outcome being written: a failure of theirs may be in the
+	// recorded count already.
+	AccountLanding, AddressLanding int
 }
 
 // Default throttling limits.
@@ -151,12 +160,14 @@ func addressKey(projectID, addr string) string {
 	return addressKeyPrefix + projectID + "/" + addr
 }
 
-// retryAfter returns how long until resetAt, or zero when count (failures
-// recorded in the window that ends at resetAt) plus pending (failures in
-// flight) is below limit. When there is no window open at now, the wait is
-// window: the window that the failures in flight will open.
-func retryAfter(count, pending, limit int, resetAt, now time.Time, window time.Duration) time.Duration {
-	if count+pending < limit {
+// retryAfter returns how long until resetAt, or zero when the failures of a
+// key are below limit: count (failures recorded in the window that ends at
+// resetAt) plus pending (failures in flight), less landing (those in flight
+// that count may hold already), and never fewer than pending. When there
+// is no window open at now, the wait is window: the window that the
+// failures in flight will open.
+func retryAfter(count, pending, landing, limit int, resetAt, now time.Time, window time.Duration) time.Duration {
+	if max(pending, count+pending-landing) < limit {
 		return 0
 	}
 	if count == 0 || !resetAt.After(now) {

@@ -41,9 +41,9 @@ func (l *MemoryLimiter) Check(_ context.Context, account, address string, inFlig
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pruneLocked(now)
-	wait := l.waitLocked(account, inFlight.Account, l.opts.AccountLimit, now)
+	wait := l.waitLocked(account, inFlight.Account, inFlight.AccountLanding, l.opts.AccountLimit, now)
 	if address != "" {
-		wait = max(wait, l.waitLocked(address, inFlight.Address, l.opts.AddressLimit, now))
+		wait = max(wait, l.waitLocked(address, inFlight.Address, inFlight.AddressLanding, l.opts.AddressLimit, now))
 	}
 	return wait, nil
 }
@@ -79,13 +79,13 @@ func (l *MemoryLimiter) Len() int {
 	return len(l.entries)
 }
 
-func (l *MemoryLimiter) waitLocked(key string, pending, limit int, now time.Time) time.Duration {
+func (l *MemoryLimiter) waitLocked(key string, pending, landing, limit int, now time.Time) time.Duration {
 	count, reset := 0, time.Time{}
 	if el, ok := l.entries[key]; ok {
 		e := el.Value.(*memoryEntry)
 		count, reset = e.count, e.start.Add(l.opts.Window)
 	}
-	return retryAfter(count, pending, limit, reset, now, l.opts.Window)
+	return retryAfter(count, pending, landing, limit, reset, now, l.opts.Window)
 }
 
 func (l *MemoryLimiter) addLocked(key string, now time.Time) {

@@ -38,9 +38,9 @@ func (l *StoreLimiter) Check(ctx context.Context, account, address string, inFli
 	if err != nil {
 		return 0, fmt.Errorf("identity: reading failures: %w", err)
 	}
-	wait := retryAfter(ws[0].Count, inFlight.Account, l.opts.AccountLimit, ws[0].ResetAt, now, window)
+	wait := retryAfter(ws[0].Count, inFlight.Account, inFlight.AccountLanding, l.opts.AccountLimit, ws[0].ResetAt, now, window)
 	if address != "" {
-		wait = max(wait, retryAfter(ws[1].Count, inFlight.Address, l.opts.AddressLimit, ws[1].ResetAt, now, window))
+		wait = max(wait, retryAfter(ws[1].Count, inFlight.Address, inFlight.AddressLanding, l.opts.AddressLimit, ws[1].ResetAt, now, window))
 	}
 	if n := noteOf(ctx); n != nil {
 		n.accountClean = ws[0].Count == 0
