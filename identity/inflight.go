@@ -114,22 +114,31 @@ func (f *inFlight) ask(account, address string, check func(InFlight) error, pass
 
 // precheck returns check's answer about the attempts in flight on account
 // and address when it is a sure refusal (ask), and nil otherwise: it
-// refuses early, and leaves every doubt to admit.
+// refuses early, and leaves every doubt to admit. It holds a reference to
+// the keys' flights meanwhile, so that their counts of changes cannot
+// start again from zero under it.
 func (f *inFlight) precheck(account, address string, check func(InFlight) error) error {
+	keys := f.keysOf(account, address)
+	defer f.unref(keys, f.ref(keys))
 	if sure, _, err := f.ask(account, address, check, nil); sure {
 		return err
 	}
 	return nil
 }
 
+// keysOf returns account and, unless it is "", address.
+func (f *inFlight) keysOf(account, address string) []string {
+	if address == "" {
+		return []string{account}
+	}
+	return []string{account, address}
+}
+
 // turn takes the gates of account and address (address "" is none), calls
 // fn, and gives them back. It returns fn's error, or ctx's error when ctx
 // ends while waiting for the gates (fn is then not called).
 func (f *inFlight) turn(ctx context.Context, account, address string, fn func(fls []*flight) error) error {
-	keys := []string{account}
-	if address != "" {
-		keys = append(keys, address)
-	}
+	keys := f.keysOf(account, address)
 	fls := f.ref(keys)
 	defer f.unref(keys, fls)
 	held := 0
@@ -221,10 +230,7 @@ func (at *attempt) end() {
 		return
 	}
 	at.done = true
-	keys := []string{at.account}
-	if len(at.fls) > 1 {
-		keys = append(keys, at.address)
-	}
+	keys := at.f.keysOf(at.account, at.address)
 	at.f.mu.Lock()
 	for _, fl := range at.fls {
 		fl.pending--
