@@ -157,50 +157,70 @@ func runDatabase(c config, on database) error {
 		{name: "after 1,000,001 contacts, API key", run: wrkOn(deepURL, apiKey), server: true},
 		{name: "refresh rotations", run: func(d time.Duration) (float64, string, error) { return refreshChains(base, chains, d) }, server: true, ownClock: true},
 	}
-	logins := "" // the logins' part of the lines printed
-	if on.logins {
-		atOnce := identity.HasherOptions{}.Concurrency()
-		targets = append(targets, &dbTarget{name: "password logins", run: func(d time.Duration) (float64, string, error) {
-			return passwordLogins(base, email, password, loginConns, d)
-		}, server: true, ownClock: true}, &dbTarget{name: fmt.Sprintf("argon2id hashes alone, %d at once", atOnce), run: func(d time.Duration) (float64, string, error) {
-			return hashesAlone(atOnce, d)
-		}, ownClock: true})
-		logins = fmt.Sprintf(", password logins (%d connections), argon2id hashes alone in this process (%d at once)", loginConns, atOnce)
+	// measure runs t's turn of dur and adds it to sum.
+	measure := func(t *dbTarget, dur time.Duration, sum *turnSum) error {
+		pid := os.Getpid()
+		if t.server {
+			pid = srv.cmd.Process.Pid
+		}
+		cpu0, dbCPU, t0 := cpuTime(pid), on.cpu(), time.Now()
+		rps, lat, err := t.run(dur)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+		if t.ownClock {
+			dur = time.Since(t0)
+		}
+		sum.add(dur, rps, lat, cpuTime(pid)-cpu0, dbCPU())
+		return nil
 	}
-	fmt.Printf("%s; %d rounds of: bare, page 1 (API key), page 1 (login token), deep page (wrk -t%d -c%d), refresh chains (%d connections)%s, %s each in turns of %s; the order rotated each round\n",
-		durability, c.rounds, c.threads, c.conns, c.conns, logins, c.duration, c.slice)
+	fmt.Printf("%s; %d rounds of: bare, page 1 (API key), page 1 (login token), deep page (wrk -t%d -c%d), refresh chains (%d connections), %s each in turns of %s; the order rotated each round\n",
+		durability, c.rounds, c.threads, c.conns, c.conns, c.duration, c.slice)
 	for r := range c.rounds {
 		sums := make([]turnSum, len(targets))
 		err := eachTurn(c, r, len(targets), func(k int, dur time.Duration) error {
-			t := targets[k]
-			pid := os.Getpid()
-			if t.server {
-				pid = srv.cmd.Process.Pid
-			}
-			cpu0, dbCPU, t0 := cpuTime(pid), on.cpu(), time.Now()
-			rps, lat, err := t.run(dur)
-			if err != nil {
-				return fmt.Errorf("%s: %w", t.name, err)
-			}
-			if t.ownClock {
-				dur = time.Since(t0)
-			}
-			sums[k].add(dur, rps, lat, cpuTime(pid)-cpu0, dbCPU())
-			return nil
+			return measure(targets[k], dur, &sums[k])
 		})
 		if err != nil {
 			return err
 		}
 		for k, t := range targets {
-			t.rounds = append(t.rounds, dbResult{rps: sums[k].rps(), requests: sums[k].requests, lat: sums[k].lat(), serverCPU: sums[k].cpu, databaseCPU: sums[k].databaseCPU})
+			t.rounds = append(t.rounds, sums[k].result())
 		}
 		bareR, keyR, userR, deepR, refR := targets[0].rounds[r], targets[1].rounds[r], targets[2].rounds[r], targets[3].rounds[r], targets[4].rounds[r]
-		fmt.Printf("  round %d: bare %6.0f  key %6.0f (%.2fx)  login %6.0f (%.2fx)  deep %6.0f (%.2fx page 1)  refresh %5.0f/s",
+		fmt.Printf("  round %d: bare %6.0f  key %6.0f (%.2fx)  login %6.0f (%.2fx)  deep %6.0f (%.2fx page 1)  refresh %5.0f/s\n",
 			r+1, bareR.rps, keyR.rps, keyR.rps/bareR.rps, userR.rps, userR.rps/bareR.rps, deepR.rps, deepR.rps/keyR.rps, refR.rps)
-		if on.logins {
-			fmt.Printf("  password logins %4.1f/s (%.2f of hashes alone)", targets[5].rounds[r].rps, targets[5].rounds[r].rps/targets[6].rounds[r].rps)
+	}
+	// The logins' target is for an otherwise idle machine: they get rounds
+	// of their own after the list loads, each a sustained run of -d beside
+	// one of the hashes made alone, the order alternating.
+	var logins, hashes *dbTarget
+	if on.logins {
+		atOnce := identity.HasherOptions{}.Concurrency()
+		logins = &dbTarget{name: "password logins", run: func(d time.Duration) (float64, string, error) {
+			return passwordLogins(base, email, password, loginConns, d)
+		}, server: true, ownClock: true}
+		hashes = &dbTarget{name: fmt.Sprintf("argon2id hashes alone, %d at once", atOnce), run: func(d time.Duration) (float64, string, error) {
+			return hashesAlone(atOnce, d)
+		}, ownClock: true}
+		fmt.Printf("then, nothing else running, %d rounds of: password logins (%d connections), argon2id hashes alone in this process (%d at once), %s each in one turn; the order alternating\n",
+			c.rounds, loginConns, atOnce, c.duration)
+		for r := range c.rounds {
+			pair := []*dbTarget{logins, hashes}
+			if r%2 == 1 {
+				pair[0], pair[1] = hashes, logins
+			}
+			for _, t := range pair {
+				var sum turnSum
+				if err := measure(t, c.duration, &sum); err != nil {
+					return err
+				}
+				t.rounds = append(t.rounds, sum.result())
+			}
+			fmt.Printf("  round %d: password logins %4.1f/s, hashes alone %4.1f/s (%.2f)\n",
+				r+1, logins.rounds[r].rps, hashes.rounds[r].rps, logins.rounds[r].rps/hashes.rounds[r].rps)
 		}
-		fmt.Println()
+		targets = append(targets, logins, hashes)
 	}
 	ratio := func(num, den int) float64 {
 		rs := make([]float64, c.rounds)
@@ -225,7 +245,7 @@ func runDatabase(c config, on database) error {
 	check("refresh rotations/s", targets[4].median().rps >= on.rotationsMin && durable, fmt.Sprintf("%.0f", targets[4].median().rps),
 		fmt.Sprintf(">= %s with %s", thousands(on.rotationsMin), durability))
 	if on.logins {
-		checkLogins(targets[5], targets[6], c.rounds)
+		checkLogins(logins, hashes, c.rounds)
 	}
 	fmt.Printf("     %-34s %14s\n", fmt.Sprintf("seed %d contacts", c.contacts), fmt.Sprintf("%.1f s", seed.Seconds()))
 	fmt.Printf("     %-34s %14s\n", "serve ready", fmt.Sprintf("%d ms", ready.Milliseconds()))

@@ -22,10 +22,12 @@ package main
 //     page 1 with the login token; the page after 1,000,001 contacts (API
 //     key); and refresh chains: -c connections, each rotating its own
 //     session's refresh token in a loop (POST /v1/identity/refresh with the
-//     token the previous answer gave), counting rotations per second; and
-//     password logins: 8 connections, each signing the user in again and
-//     again (POST /v1/identity/login), counting logins per second; and,
-//     as their reference, argon2id hashes with Latchkey's parameters made
+//     token the previous answer gave), counting rotations per second;
+//     then, with nothing else running (the target is for an idle machine),
+//     -rounds rounds of two sustained runs of -d, the order alternating:
+//     password logins, 8 connections each signing the user in again and
+//     again (POST /v1/identity/login), counting logins per second; and, as
+//     their reference, argon2id hashes with Latchkey's parameters made
 //     alone in this process, as many at once as the server's hasher makes
 //     them (identity.HasherOptions.Concurrency, as many as there are cores
 //     here), counting hashes per second;

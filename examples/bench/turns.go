@@ -70,3 +70,8 @@ func (s *turnSum) lat() string {
 	}
 	return time.Duration(s.latWeighted / s.requests).Round(10 * time.Microsecond).String()
 }
+
+// result returns the turns' figures as a round's result.
+func (s *turnSum) result() dbResult {
+	return dbResult{rps: s.rps(), requests: s.requests, lat: s.lat(), serverCPU: s.cpu, databaseCPU: s.databaseCPU}
+}
