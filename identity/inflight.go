@@ -38,7 +38,7 @@ type flight struct {
 	landing int           // of those, the ones whose outcome is being written
 	landed  chan struct{} // closed when landing drops to zero; nil while zero
 	changes uint64        // times an attempt started landing or ended
-	refs    int           // pending plus the attempts holding or awaiting gate
+	refs    int           // pending, the attempts holding or awaiting gate, the prechecks
 }
 
 func newInFlight() *inFlight { return &inFlight{keys: make(map[string]*flight)} }
@@ -61,8 +61,8 @@ func (f *inFlight) snapshotLocked(account, address string) (InFlight, uint64) {
 // landedLocked returns the channel closed when the attempts landing on
 // account (or, if none, on address) have landed, or nil when none is.
 func (f *inFlight) landedLocked(account, address string) <-chan struct{} {
-	for _, k := range []string{account, address} {
-		if fl := f.keys[k]; k != "" && fl != nil && fl.landing > 0 {
+	for _, k := range keysOf(account, address) {
+		if fl := f.keys[k]; fl != nil && fl.landing > 0 {
 			return fl.landed
 		}
 	}
@@ -118,7 +118,7 @@ func (f *inFlight) ask(account, address string, check func(InFlight) error, pass
 // the keys' flights meanwhile, so that their counts of changes cannot
 // start again from zero under it.
 func (f *inFlight) precheck(account, address string, check func(InFlight) error) error {
-	keys := f.keysOf(account, address)
+	keys := keysOf(account, address)
 	defer f.unref(keys, f.ref(keys))
 	if sure, _, err := f.ask(account, address, check, nil); sure {
 		return err
@@ -127,7 +127,7 @@ func (f *inFlight) precheck(account, address string, check func(InFlight) error)
 }
 
 // keysOf returns account and, unless it is "", address.
-func (f *inFlight) keysOf(account, address string) []string {
+func keysOf(account, address string) []string {
 	if address == "" {
 		return []string{account}
 	}
@@ -138,7 +138,7 @@ func (f *inFlight) keysOf(account, address string) []string {
 // fn, and gives them back. It returns fn's error, or ctx's error when ctx
 // ends while waiting for the gates (fn is then not called).
 func (f *inFlight) turn(ctx context.Context, account, address string, fn func(fls []*flight) error) error {
-	keys := f.keysOf(account, address)
+	keys := keysOf(account, address)
 	fls := f.ref(keys)
 	defer f.unref(keys, fls)
 	held := 0
@@ -230,7 +230,7 @@ func (at *attempt) end() {
 		return
 	}
 	at.done = true
-	keys := at.f.keysOf(at.account, at.address)
+	keys := keysOf(at.account, at.address)
 	at.f.mu.Lock()
 	for _, fl := range at.fls {
 		fl.pending--
