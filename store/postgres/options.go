@@ -68,7 +68,7 @@ const DefaultMaxConns = 16
 // DefaultPipelineConns is the number of pipelined connections when
 // Options.PipelineConns is zero. With 32 concurrent callers on a two-core
 // machine shared with PostgreSQL, four served the read fastest of 1, 2, 4,
-// 8 and 16 (see docs/benchmarks.md): fewer leave PostgreSQL's
+// 8 and 16 (see docs/design.md): fewer leave PostgreSQL's
 // second core idle, more spread the same load over smaller batches.
 const DefaultPipelineConns = 4
 
