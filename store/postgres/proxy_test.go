@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"bytes"
+	"encoding/binary"
 	"net"
 	"net/url"
 	"sync"
@@ -20,7 +22,10 @@ type proxy struct {
 	refuse    bool // close new connections at once
 	blackhole bool // accept new connections and never answer
 	frozen    bool // hold every byte in both directions, closing nothing
-	cutNext   bool // forward the next client message, then hang up on the client
+	// While cutArmed, the first client to send a request holding
+	// cutMarker is hung up on once the request is sent (cutAfter).
+	cutArmed  bool
+	cutMarker []byte
 	stopped   bool
 	// connectDelay holds each new connection that long before it is
 	// forwarded: a server far away, or slow to accept.
@@ -105,10 +110,12 @@ func (p *proxy) pipe(client net.Conn) {
 }
 
 // pump copies src to dst chunk by chunk, holding each chunk while the proxy
-// is frozen. From the client (fromClient) it obeys cutNext: it then closes
-// the client and reports false, leaving the server connection open.
+// is frozen. From the client (fromClient) it obeys cutMarker: once the
+// marked request is sent it closes the client and reports false, leaving
+// the server connection open.
 func (p *proxy) pump(src, dst net.Conn, fromClient bool) bool {
 	buf := make([]byte, 64<<10)
+	cutting := false // this client sends the marked request
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
@@ -116,17 +123,17 @@ func (p *proxy) pump(src, dst net.Conn, fromClient bool) bool {
 			for p.frozen && !p.stopped {
 				p.thawed.Wait()
 			}
-			cut := fromClient && p.cutNext
-			if cut {
-				p.cutNext = false
+			if fromClient && p.cutArmed && bytes.Contains(buf[:n], p.cutMarker) {
+				cutting, p.cutArmed = true, false
 			}
 			p.mu.Unlock()
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return true
 			}
-			if cut {
-				// The server got the message and answers into the
-				// void: the client never learns what happened.
+			if cutting && endsRequest(buf[:n]) {
+				// The server got the whole request and answers
+				// into the void: the client never learns what
+				// happened.
 				src.Close()
 				return false
 			}
@@ -165,12 +172,38 @@ func (p *proxy) restore() {
 	p.thawed.Broadcast()
 }
 
-// cutAfterNextMessage makes the proxy forward the next chunk a client
-// sends, then hang up on that client without forwarding the answer.
-func (p *proxy) cutAfterNextMessage() {
+// cutAfter makes the proxy hang up on the next client to send a request
+// whose bytes hold marker (a statement's argument, or the text of a simple
+// query; "" is any request), once the whole request is forwarded, without
+// forwarding the answer. Requests without marker pass: a statement can be
+// cut, not whatever the driver sends first (a liveness ping of an idle
+// connection, a statement's preparation).
+func (p *proxy) cutAfter(marker string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.cutNext = true
+	p.cutArmed, p.cutMarker = true, []byte(marker)
+}
+
+// cutPending reports whether the cut cutAfter asked for is yet to come.
+func (p *proxy) cutPending() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cutArmed
+}
+
+// endsRequest reports whether b, a client's bytes that start at a message,
+// ends a request the server answers: its last message is a Sync (the
+// extended query protocol) or a Query (the simple one), and complete.
+func endsRequest(b []byte) bool {
+	var last byte
+	for len(b) >= 5 {
+		n := int(binary.BigEndian.Uint32(b[1:5])) // the length counts itself
+		if n < 4 || len(b) < 1+n {
+			return false
+		}
+		last, b = b[0], b[1+n:]
+	}
+	return len(b) == 0 && (last == 'S' || last == 'Q')
 }
 
 func (p *proxy) stop() {
