@@ -54,7 +54,30 @@ type Options struct {
 	// throttle rows whose window has ended, measured on the times passed
 	// to it. Zero means one minute; a negative value never prunes.
 	ThrottlePruneInterval time.Duration
+	// IdleInTransactionTimeout is the idle_in_transaction_session_timeout
+	// of the store's transactions: the server ends a session that has
+	// waited longer than this for the next statement of its open
+	// transaction. The store's transactions never wait on their client for
+	// more than moments, so only one whose client is gone sits that long:
+	// its connection was lost after a statement that locked rows and
+	// before its COMMIT, and the server was never told (a network
+	// partition, a frozen machine). Until the server ends it, its rows stay
+	// locked, and the store's retry of that transaction, and every later
+	// write of those rows (a project's feed position among them), waits.
+	// Each transaction sets it for itself (SET LOCAL, in the round trip
+	// of its BEGIN), so it works behind a pooler in transaction mode and
+	// reaches no other client. Zero means DefaultIdleInTransactionTimeout;
+	// a negative value sets nothing and leaves the server's setting
+	// (PostgreSQL's default is none: such a session lasts until TCP
+	// keepalive gives up on its client, two hours by default).
+	IdleInTransactionTimeout time.Duration
 }
+
+// DefaultIdleInTransactionTimeout is Options.IdleInTransactionTimeout when
+// it is zero: far above the moments between two statements of a
+// transaction, and short enough that a call waiting for an orphaned
+// session's locks still ends within a request's time.
+const DefaultIdleInTransactionTimeout = 5 * time.Second
 
 // DefaultMaxConns is the size of the store's pool when neither
 // Options.MaxConns nor the URL's pool_max_conns sets it. A commit waits for
@@ -91,6 +114,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.WatchListenTimeout == 0 {
 		r.WatchListenTimeout = DefaultWatchListenTimeout
+	}
+	if r.IdleInTransactionTimeout == 0 {
+		r.IdleInTransactionTimeout = DefaultIdleInTransactionTimeout
 	}
 	if r.ThrottlePruneInterval == 0 {
 		r.ThrottlePruneInterval = time.Minute

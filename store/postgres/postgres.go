@@ -25,6 +25,7 @@ type Store struct {
 	pool           *pgxpool.Pool
 	log            *slog.Logger
 	acquireTimeout time.Duration
+	beginSQL       string // begins every transaction of inTx
 	closed         atomic.Bool
 	watch          *watcher
 	pipe           *pipeline
@@ -87,6 +88,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	s := &Store{
 		log:            o.Logger,
 		acquireTimeout: o.AcquireTimeout,
+		beginSQL:       beginSQL(o.IdleInTransactionTimeout),
 		prunePeriod:    o.ThrottlePruneInterval,
 	}
 	s.watch = newWatcher(cfg.ConnConfig, o.Logger, o.WatchConnectTimeout, o.WatchListenTimeout)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,7 +28,9 @@ import (
 //     reached the server (no connection could be had, or pgconn failed
 //     before writing), and a transaction runs again once when the failure
 //     came before its COMMIT was sent (the server rolls back a transaction
-//     whose connection is lost).
+//     whose connection is lost). A transaction's BEGIN bounds how long the
+//     server keeps a session idle in it (see beginSQL), so that a retry
+//     does not wait long for the rows its lost attempt locked.
 //   - A pipelined read whose statements the server skipped (because another
 //     read's statement in the same batch failed first) did not run:
 //     it runs again, up to maxAttempts times in all, at once.
@@ -147,7 +150,7 @@ func (s *Store) txOnce(ctx context.Context, fn func(tx pgx.Tx) error) (err error
 		return err, false
 	}
 	defer conn.Release()
-	tx, err := conn.Begin(ctx)
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{BeginQuery: s.beginSQL})
 	if err != nil {
 		return err, false
 	}
@@ -157,6 +160,20 @@ func (s *Store) txOnce(ctx context.Context, fn func(tx pgx.Tx) error) (err error
 		return err, false
 	}
 	return tx.Commit(ctx), true
+}
+
+// beginSQL returns the statement that begins every transaction of inTx: it
+// sets the transaction's idle_in_transaction_session_timeout to d
+// (Options.IdleInTransactionTimeout), in the same round trip, unless d is
+// negative. SET LOCAL lasts until the transaction ends, so the setting
+// holds behind a pooler that shares server sessions between clients, and
+// reaches no other transaction.
+func beginSQL(d time.Duration) string {
+	if d < 0 {
+		return "BEGIN"
+	}
+	ms := min(max(d.Milliseconds(), 1), math.MaxInt32)
+	return fmt.Sprintf("BEGIN; SET LOCAL idle_in_transaction_session_timeout = %d", ms)
 }
 
 // acquire returns a connection of the pool, waiting at most

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -176,5 +177,68 @@ func TestUnavailable_LostAnswer(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond, "here it was applied")
 	if last != nil {
 		t.Logf("the last read: %v", last)
+	}
+}
+
+// TestUnavailable_LostTransaction checks a transaction whose connection is
+// lost after a statement that locked rows and before its COMMIT, with the
+// server never told (a network partition, a frozen machine; here a proxy
+// that keeps the server's side open): the server ends the orphaned session
+// once it has sat idle in its transaction for
+// Options.IdleInTransactionTimeout, which releases its locks, and the
+// store's retry, waiting for them, then commits, once.
+func TestUnavailable_LostTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dbURL := pgtest.NewDatabase(t)
+	px, viaProxy := newProxy(t, dbURL)
+	s, err := Open(ctx, viaProxy, &Options{Logger: slog.New(slog.DiscardHandler), IdleInTransactionTimeout: time.Second})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: it0}))
+
+	const id = "ct_lost"
+	px.cutAfter(id) // the INSERT, inside the transaction
+	// Without the timeout the orphan would hold its locks until the
+	// server's TCP keepalive gives up (two hours by default).
+	callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err = s.CreateContact(callCtx, store.Contact{ID: id, ProjectID: "p", Name: "n", CreatedAt: it0})
+	require.NoError(t, err, "the retry gets the rows once the server has ended the orphaned session")
+	require.False(t, px.cutPending(), "the transaction was cut")
+	page, err := s.ListContacts(ctx, "p", paginate.Request{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 1, "and applied once")
+	assert.Equal(t, id, page.Items[0].ID)
+}
+
+// TestIdleInTransactionTimeout_Setting checks the setting of the store's
+// transactions: the default, Options.IdleInTransactionTimeout, and the
+// server's when the option is negative; and that it stays in them.
+func TestIdleInTransactionTimeout_Setting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dbURL := pgtest.NewDatabase(t)
+	for _, c := range []struct {
+		name    string
+		timeout time.Duration
+		want    string
+	}{
+		{"default", 0, "5s"},
+		{"option", 1500 * time.Millisecond, "1500ms"},
+		{"the server's", -1, "0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := Open(ctx, dbURL, &Options{Logger: slog.New(slog.DiscardHandler), MaxConns: 1, IdleInTransactionTimeout: c.timeout})
+			require.NoError(t, err)
+			defer s.Close()
+			var in, after string
+			require.NoError(t, s.inTx(ctx, "show", func(tx pgx.Tx) error {
+				return tx.QueryRow(ctx, "SHOW idle_in_transaction_session_timeout").Scan(&in)
+			}))
+			assert.Equal(t, c.want, in, "in a transaction")
+			require.NoError(t, s.pool.QueryRow(ctx, "SHOW idle_in_transaction_session_timeout").Scan(&after))
+			assert.Equal(t, "0", after, "after it, on the same session")
+		})
 	}
 }
