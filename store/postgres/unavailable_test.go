@@ -103,14 +103,14 @@ func TestUnavailable_Unreachable(t *testing.T) {
 	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: it0}))
 
 	for _, blackhole := range []bool{false, true} {
-		px.cut(blackhole)
+		px.Cut(blackhole)
 		_, err = s.GetProject(ctx, "p")
 		assert.ErrorIs(t, err, store.ErrUnavailable, "read, blackhole %v", blackhole)
 		assert.NotErrorIs(t, err, context.DeadlineExceeded, "read, blackhole %v", blackhole)
 		_, err = s.CreateContact(ctx, store.Contact{ID: "ct_1", ProjectID: "p", Name: "n", CreatedAt: it0})
 		assert.ErrorIs(t, err, store.ErrUnavailable, "transaction, blackhole %v", blackhole)
 		assert.ErrorIs(t, s.CreateProject(ctx, store.Project{ID: "q", CreatedAt: it0}), store.ErrUnavailable, "statement, blackhole %v", blackhole)
-		px.restore()
+		px.Restore()
 
 		// Connections being made when the proxy was cut end within
 		// AcquireTimeout (the connect timeout here): the store recovers.
@@ -146,16 +146,16 @@ func TestUnavailable_LostAnswer(t *testing.T) {
 	_, err = s.GetProject(ctx, "p")
 	require.NoError(t, err)
 
-	px.cutAfter("")
+	px.CutAfter("")
 	got, err := s.GetProject(ctx, "p")
 	require.NoError(t, err, "a read is retried")
 	assert.Equal(t, "p", got.ID)
-	require.False(t, px.cutPending(), "the read was cut")
+	require.False(t, px.CutPending(), "the read was cut")
 
-	px.cutAfter("") // the BEGIN
+	px.CutAfter("") // the BEGIN
 	_, err = s.CreateContact(ctx, store.Contact{ID: "ct_1", ProjectID: "p", Name: "n", CreatedAt: it0})
 	require.NoError(t, err, "a transaction cut before its COMMIT is retried")
-	require.False(t, px.cutPending(), "the transaction was cut")
+	require.False(t, px.CutPending(), "the transaction was cut")
 	page, err := s.ListContacts(ctx, "p", paginate.Request{Limit: 10})
 	require.NoError(t, err)
 	assert.Len(t, page.Items, 1, "and applied once")
@@ -163,7 +163,7 @@ func TestUnavailable_LostAnswer(t *testing.T) {
 	// The project's id marks the write to cut: a connection idle for a
 	// while is pinged first.
 	const written = "lost-answer"
-	px.cutAfter(written)
+	px.CutAfter(written)
 	err = s.CreateProject(ctx, store.Project{ID: written, CreatedAt: it0})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, store.ErrUnavailable, "an in-doubt commit is answered as a database that cannot be used")
@@ -198,14 +198,14 @@ func TestUnavailable_LostTransaction(t *testing.T) {
 	require.NoError(t, s.CreateProject(ctx, store.Project{ID: "p", CreatedAt: it0}))
 
 	const id = "ct_lost"
-	px.cutAfter(id) // the INSERT, inside the transaction
+	px.CutAfter(id) // the INSERT, inside the transaction
 	// Without the timeout the orphan would hold its locks until the
 	// server's TCP keepalive gives up (two hours by default).
 	callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	_, err = s.CreateContact(callCtx, store.Contact{ID: id, ProjectID: "p", Name: "n", CreatedAt: it0})
 	require.NoError(t, err, "the retry gets the rows once the server has ended the orphaned session")
-	require.False(t, px.cutPending(), "the transaction was cut")
+	require.False(t, px.CutPending(), "the transaction was cut")
 	page, err := s.ListContacts(ctx, "p", paginate.Request{Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, page.Items, 1, "and applied once")

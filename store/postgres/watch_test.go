@@ -239,9 +239,9 @@ func TestWatch_DatabaseGone(t *testing.T) {
 		ch, quiet := staysQuiet(ctx, a, nil)
 		require.True(t, quiet, "%s: healthy before", mode)
 		if mode == "refused" {
-			px.cut(false)
+			px.Cut(false)
 		} else {
-			px.freeze()
+			px.Freeze()
 		}
 		start := time.Now()
 		require.True(t, closedWithin(ch, 5*time.Second), "%s: woke when the connection was lost", mode)
@@ -255,7 +255,7 @@ func TestWatch_DatabaseGone(t *testing.T) {
 		}
 		t.Logf("%s: while gone, the longest watch lasted %s", mode, longest.Round(time.Millisecond))
 
-		px.restore()
+		px.Restore()
 		require.Eventually(t, func() bool {
 			ch = a.WatchRevocations(ctx)
 			return !closedWithin(ch, quietFor)
@@ -349,7 +349,7 @@ func TestWatch_SlowConnect(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	px, viaProxy := newProxy(t, url)
-	px.delayConnects(4 * maxWatchDelay)
+	px.DelayConnects(4 * maxWatchDelay)
 	var logs syncBuffer
 	a, err := Open(ctx, viaProxy, &Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
