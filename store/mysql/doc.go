@@ -53,7 +53,9 @@
 //   - clientFoundRows (an UPDATE reports the rows it matched, so updating a
 //     value to itself is not taken for a missing row), rejectReadOnly (a
 //     connection that finds the server read-only is dropped, as after a
-//     failover), and innodb_lock_wait_timeout from [Options].
+//     failover), innodb_lock_wait_timeout from [Options] and, on MariaDB,
+//     idle_transaction_timeout (the server ends a session left idle in a
+//     transaction by a client it lost, which frees its locks).
 //
 // # Durability
 //

@@ -61,8 +61,9 @@ var (
 // session's time_zone '+00:00', sql_mode TRADITIONAL (strict), the
 // utf8mb4_bin connection collation, READ COMMITTED transactions,
 // interpolateParams (one round trip per statement), clientFoundRows,
-// rejectReadOnly, no multiStatements, and innodb_lock_wait_timeout from
-// [Options].LockWaitTimeout.
+// rejectReadOnly, no multiStatements, innodb_lock_wait_timeout from
+// [Options].LockWaitTimeout and, on MariaDB, idle_transaction_timeout from
+// [Options].IdleTransactionTimeout.
 //
 // A nil opts means the defaults documented on [Options].
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
@@ -91,6 +92,9 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	}
 	cfg.Params[isolation] = "'READ-COMMITTED'"
 	cfg.Params["innodb_lock_wait_timeout"] = strconv.Itoa(int(math.Ceil(o.LockWaitTimeout.Seconds())))
+	if srv.mariaDB && o.IdleTransactionTimeout > 0 {
+		cfg.Params["idle_transaction_timeout"] = strconv.Itoa(int(math.Ceil(o.IdleTransactionTimeout.Seconds())))
+	}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: %w", err)

@@ -31,6 +31,21 @@ type Options struct {
 	// it fails (and the store retries it, or returns an error matching
 	// store.ErrUnavailable). Zero means 10 seconds.
 	LockWaitTimeout time.Duration
+	// IdleTransactionTimeout is, on MariaDB, the connections'
+	// idle_transaction_timeout, rounded up to whole seconds: the server
+	// ends a session that has waited longer than this for the next
+	// statement of its open transaction. The store's transactions never
+	// wait on their client for more than moments, so only one whose client
+	// is gone sits that long: its connection was lost after a statement
+	// that locked rows and before its COMMIT, and the server was never
+	// told (a network partition, a frozen machine). Until the server ends
+	// it, its rows stay locked, and the store's retry of that transaction,
+	// and every later write of those rows, waits. Zero means
+	// DefaultIdleTransactionTimeout; a negative value leaves the server's
+	// setting (MariaDB's default is none). MySQL has no such setting: there
+	// such a session lasts until the server's wait_timeout (eight hours by
+	// default), which an operator may lower.
+	IdleTransactionTimeout time.Duration
 	// AllowNonDurable lets Open accept a server whose
 	// innodb_flush_log_at_trx_commit is not 1, where a commit the server
 	// acknowledged may be lost when the machine crashes (a revoked key
@@ -47,6 +62,12 @@ type Options struct {
 	// within store.MaxWatchDelay.
 	WatchInterval time.Duration
 }
+
+// DefaultIdleTransactionTimeout is Options.IdleTransactionTimeout when it
+// is zero: far above the moments between two statements of a transaction,
+// and short enough that a call waiting for an orphaned session's locks
+// still ends within a request's time.
+const DefaultIdleTransactionTimeout = 5 * time.Second
 
 // DefaultMaxConns is the size of the store's pool when Options.MaxConns is
 // zero. InnoDB groups the log flushes of commits that wait together, so
@@ -78,6 +99,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.LockWaitTimeout <= 0 {
 		r.LockWaitTimeout = 10 * time.Second
+	}
+	if r.IdleTransactionTimeout == 0 {
+		r.IdleTransactionTimeout = DefaultIdleTransactionTimeout
 	}
 	if r.ThrottlePruneInterval == 0 {
 		r.ThrottlePruneInterval = time.Minute

@@ -1,6 +1,7 @@
 package mysql_test
 
 import (
+	"context"
 	"errors"
 	"net"
 	"testing"
@@ -65,4 +66,37 @@ func TestUnreachable_Unavailable(t *testing.T) {
 	_, err = mysql.Open(t.Context(), "mysql://root@"+addr+"/x", &mysql.Options{AcquireTimeout: time.Second})
 	require.Error(t, err)
 	require.Truef(t, errors.Is(err, store.ErrUnavailable), "Open on a closed port = %v, want ErrUnavailable", err)
+}
+
+// TestUnavailable_LostTransaction checks, on MariaDB, a transaction whose
+// connection is lost after a statement that locked rows and before its
+// COMMIT, with the server never told: the server ends the orphaned session
+// once it has sat idle in its transaction for
+// Options.IdleTransactionTimeout, which releases its locks, and the
+// store's retry, waiting for them, then commits, once. MySQL has no such
+// setting (see the option).
+func TestUnavailable_LostTransaction(t *testing.T) {
+	url := mytest.NewDatabase(t)
+	px, viaProxy := newProxy(t, url)
+	st, err := mysql.Open(t.Context(), viaProxy, &mysql.Options{Logger: testLogger(t), IdleTransactionTimeout: time.Second})
+	require.NoError(t, err)
+	defer st.Close()
+	if !st.MariaDB() {
+		t.Skip("MySQL has no idle_transaction_timeout")
+	}
+	mustProject(t, st, "p")
+
+	const id = "ct_lost"
+	px.CutAfter(id) // the INSERT, inside the transaction
+	// Without the timeout the orphan would hold its locks until the
+	// server's wait_timeout (eight hours by default).
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	_, err = st.CreateContact(ctx, store.Contact{ID: id, ProjectID: "p", Name: "n", CreatedAt: t0})
+	require.NoError(t, err, "the retry gets the rows once the server has ended the orphaned session")
+	require.False(t, px.CutPending(), "the transaction was cut")
+	page, err := st.ListContacts(t.Context(), "p", paginate.Request{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 1, "and applied once")
+	require.Equal(t, id, page.Items[0].ID)
 }
