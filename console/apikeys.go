@@ -168,6 +168,10 @@ func (h *Handler) renderKeys(c *call, status int, form newKeyForm) {
 		h.errorPageLink(c.w, c.r, http.StatusBadRequest, "Search too long", "Search for the start of a key's name: at most 100 characters.", "keys", "Show every key")
 		return
 	}
+	if err := store.CheckPrefix("name", search); err != nil {
+		h.errorPageLink(c.w, c.r, http.StatusBadRequest, "Invalid search", argReason(err)+" Search for the start of a key's name.", "keys", "Show every key")
+		return
+	}
 	page, req, err := httpapi.ReadList(c.r, func(ctx context.Context, project string, req paginate.Request) (paginate.Page[store.APIKey], error) {
 		return h.deps.APIKeys.ListPage(ctx, project, search, req)
 	})

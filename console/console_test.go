@@ -508,6 +508,13 @@ func TestConsole_APIKeyLifecycle(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, r.status)
 		assert.Contains(t, r.body, "Give the key a name")
 	})
+	t.Run("bad search", func(t *testing.T) {
+		for _, q := range []string{"name=a%00", "name=%FF", "name=an%C3"} {
+			r := c.get("keys?" + q)
+			assert.Equal(t, http.StatusBadRequest, r.status, q)
+			assert.Contains(t, r.body, "Invalid search", q)
+		}
+	})
 	t.Run("unknown key", func(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, c.get("revoke?id=key_nope").status)
 		r := c.post("revoke", url.Values{"form_token": {formToken}, "id": {"key_nope"}})

@@ -128,6 +128,10 @@ func (h *Handler) renderUsers(c *call, status int, form newUserForm) {
 		h.errorPageLink(c.w, c.r, http.StatusBadRequest, "Search too long", msgSearchTooLong, "users", "Show every user")
 		return
 	}
+	if err := store.CheckPrefix("email", search); err != nil {
+		h.errorPageLink(c.w, c.r, http.StatusBadRequest, "Invalid search", argReason(err)+" Search for the start of an email.", "users", "Show every user")
+		return
+	}
 	page, req, err := httpapi.ReadList(c.r, func(ctx context.Context, project string, req paginate.Request) (paginate.Page[store.User], error) {
 		return h.deps.Users.List(ctx, project, search, req)
 	})

@@ -102,6 +102,11 @@ func TestConsole_UserList(t *testing.T) {
 		r := c.get("users?email=" + strings.Repeat("a", 255))
 		assert.Equal(t, http.StatusBadRequest, r.status)
 		assert.Contains(t, r.body, "Search for at most 254 characters.")
+		for _, q := range []string{"email=a%00", "email=%FF", "email=an%C3"} {
+			r := c.get("users?" + q)
+			assert.Equal(t, http.StatusBadRequest, r.status, q)
+			assert.Contains(t, r.body, "Invalid search", q)
+		}
 		ids, sizes := c.listedUsers("users?limit=1000")
 		assert.Equal(t, all, ids, "a limit above the largest is clamped, not refused")
 		assert.Equal(t, []int{len(all)}, sizes)

@@ -109,9 +109,10 @@ func (c *Checked) GetUserByEmail(ctx context.Context, projectID, email string) (
 	return c.s.GetUserByEmail(ctx, projectID, email)
 }
 
-// ListUsers checks the project id and the page, and lists.
+// ListUsers checks the project id, the prefix (CheckPrefix) and the page,
+// and lists.
 func (c *Checked) ListUsers(ctx context.Context, projectID, emailPrefix string, req paginate.Request) (paginate.Page[User], error) {
-	if err := first(CheckProjectID(projectID), CheckPage(req)); err != nil {
+	if err := first(CheckProjectID(projectID), CheckPrefix("email", emailPrefix), CheckPage(req)); err != nil {
 		return paginate.Page[User]{}, refused("list users", err)
 	}
 	return c.s.ListUsers(ctx, projectID, emailPrefix, req)
@@ -245,9 +246,10 @@ func (c *Checked) ListAPIKeys(ctx context.Context, projectID string) ([]APIKey, 
 	return c.s.ListAPIKeys(ctx, projectID)
 }
 
-// ListAPIKeysPage checks the project id and the page, and lists.
+// ListAPIKeysPage checks the project id, the prefix (CheckPrefix) and the
+// page, and lists.
 func (c *Checked) ListAPIKeysPage(ctx context.Context, projectID, namePrefix string, req paginate.Request) (paginate.Page[APIKey], error) {
-	if err := first(CheckProjectID(projectID), CheckPage(req)); err != nil {
+	if err := first(CheckProjectID(projectID), CheckPrefix("name", namePrefix), CheckPage(req)); err != nil {
 		return paginate.Page[APIKey]{}, refused("list API keys page", err)
 	}
 	return c.s.ListAPIKeysPage(ctx, projectID, namePrefix, req)

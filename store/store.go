@@ -36,13 +36,13 @@ type UserStore interface {
 	// normalized email starts with NormalizeEmail(emailPrefix) (every user
 	// when it is empty) and that sort strictly after req.After, in
 	// ascending (CreatedAt, ID) order with ids compared byte by byte, and
-	// whether more such users follow (a prefix that cannot be stored, such
-	// as one with a NUL byte, is ErrInvalid). A cursor's time is a user's
-	// CreatedAt. An unknown project lists as empty. (Unlike contacts, users
-	// are not raised to sort after the newest: a user created with an
-	// earlier CreatedAt, by an instance whose clock is behind, may sort
-	// before a cursor already handed out. The list is for administrators,
-	// who page it again.)
+	// whether more such users follow (a prefix that cannot be stored, not
+	// valid UTF-8 or with a NUL byte, is ErrInvalid: CheckPrefix). A
+	// cursor's time is a user's CreatedAt. An unknown project lists as
+	// empty. (Unlike contacts, users are not raised to sort after the
+	// newest: a user created with an earlier CreatedAt, by an instance
+	// whose clock is behind, may sort before a cursor already handed out.
+	// The list is for administrators, who page it again.)
 	ListUsers(ctx context.Context, projectID, emailPrefix string, req paginate.Request) (paginate.Page[User], error)
 	// SetPasswordHash replaces the user's password hash, or returns an
 	// error matching ErrNotFound. An empty hash is ErrInvalid.
@@ -131,8 +131,10 @@ type APIKeyStore interface {
 	// ListAPIKeysPage returns at most req.Limit keys of the project whose
 	// name starts with namePrefix (every key when it is empty), revoked
 	// ones included, that sort strictly after req.After, in ascending
-	// (CreatedAt, ID) order, and whether more such keys follow. A cursor's
-	// time is a key's CreatedAt. An unknown project lists as empty.
+	// (CreatedAt, ID) order, and whether more such keys follow (a prefix
+	// that cannot be stored, not valid UTF-8 or with a NUL byte, is
+	// ErrInvalid: CheckPrefix). A cursor's time is a key's CreatedAt. An
+	// unknown project lists as empty.
 	ListAPIKeysPage(ctx context.Context, projectID, namePrefix string, req paginate.Request) (paginate.Page[APIKey], error)
 	// RevokeAPIKey sets the key's RevokedAt to at and adds one revocation
 	// of kind RevokedAPIKey to the project's feed, in one atomic write.

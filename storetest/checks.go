@@ -32,6 +32,7 @@ func checkCases() []testCase {
 		{"Rotations", testChecksRotations},
 		{"ValidEdges", testChecksValidEdges},
 		{"LaterMethods", testChecksLaterMethods},
+		{"ListPrefixes", testChecksListPrefixes},
 		{"OtherProjectRows", testChecksOtherProjectRows},
 	}
 }
@@ -684,6 +685,25 @@ func testChecksLaterMethods(t *testing.T, s store.Store) {
 			return s.CreateContacts(ctx, projA, []store.Contact{newContact(projA, "ct_ok1", base), newContact(projB, "ct_ok2", base)})
 		}},
 	)
+	refuseAll(t, s, w, calls)
+}
+
+// The lists filtered by a prefix (ListUsers by email, ListAPIKeysPage by
+// name) refuse a prefix that no stored value can start with because it
+// cannot be stored: one that is not valid UTF-8, or holds a NUL byte.
+func testChecksListPrefixes(t *testing.T, s store.Store) {
+	w := newWorld(t, s)
+	var calls []refusal
+	for _, prefix := range []string{"\xff", "an\xc3", "a\x00", "\x00"} {
+		calls = append(calls,
+			refusal{fmt.Sprintf("ListUsers with the email prefix %q", prefix), func(ctx context.Context) error {
+				return errOf(s.ListUsers(ctx, projA, prefix, paginate.Request{Limit: 10}))
+			}},
+			refusal{fmt.Sprintf("ListAPIKeysPage with the name prefix %q", prefix), func(ctx context.Context) error {
+				return errOf(s.ListAPIKeysPage(ctx, projA, prefix, paginate.Request{Limit: 10}))
+			}},
+		)
+	}
 	refuseAll(t, s, w, calls)
 }
 

@@ -79,7 +79,7 @@ func listAPIKeysPageSQL(projectID, prefix string, after paginate.Cursor, fetch i
 	if prefix != "" {
 		query += ` AND CAST(name AS BINARY) >= ?`
 		args = append(args, []byte(prefix))
-		if end, ok := prefixEnd(prefix); ok {
+		if end, ok := store.PrefixEnd(prefix); ok {
 			query += ` AND CAST(name AS BINARY) < ?`
 			args = append(args, []byte(end))
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
@@ -76,7 +75,7 @@ func (s *Store) GetUserByEmail(ctx context.Context, projectID, email string) (st
 // An unknown project lists as empty.
 //
 // The prefix is matched literally as the byte range [prefix,
-// prefixEnd(prefix)) of email_normalized, a VARBINARY column: an index
+// store.PrefixEnd(prefix)) of email_normalized, a VARBINARY column: an index
 // range on users_email_unique. Without a prefix the query is a keyset scan
 // of users_list.
 func (s *Store) ListUsers(ctx context.Context, projectID, emailPrefix string, req paginate.Request) (paginate.Page[store.User], error) {
@@ -96,7 +95,7 @@ func listUsersSQL(projectID, prefix string, after paginate.Cursor, fetch int) (s
 	if prefix != "" {
 		query += ` AND email_normalized >= ?`
 		args = append(args, []byte(prefix))
-		if end, ok := prefixEnd(prefix); ok {
+		if end, ok := store.PrefixEnd(prefix); ok {
 			query += ` AND email_normalized < ?`
 			args = append(args, []byte(end))
 		}
@@ -108,25 +107,6 @@ func listUsersSQL(projectID, prefix string, after paginate.Cursor, fetch int) (s
 	}
 	query += fmt.Sprintf(` ORDER BY created_at, id LIMIT %d`, fetch)
 	return query, args
-}
-
-// prefixEnd returns the least string that sorts, byte by byte, after every
-// string starting with prefix, a valid UTF-8 string: prefix with its last
-// character replaced by the next one (skipping the surrogates), dropping
-// trailing U+10FFFF. It reports false when no such string exists.
-func prefixEnd(prefix string) (string, bool) {
-	rs := []rune(prefix)
-	for i := len(rs) - 1; i >= 0; i-- {
-		r := rs[i] + 1
-		if r >= 0xD800 && r <= 0xDFFF {
-			r = 0xE000
-		}
-		if r <= unicode.MaxRune {
-			rs[i] = r
-			return string(rs[:i+1]), true
-		}
-	}
-	return "", false
 }
 
 // SetPasswordHash replaces the user's password hash, or returns an error

@@ -83,7 +83,7 @@ func (s *Store) ListAPIKeysPage(ctx context.Context, projectID, namePrefix strin
 	}
 	if namePrefix != "" {
 		sql += fmt.Sprintf(listAPIKeysFromSQL, ph(namePrefix))
-		if end, ok := prefixEnd(namePrefix); ok {
+		if end, ok := store.PrefixEnd(namePrefix); ok {
 			sql += fmt.Sprintf(listAPIKeysBelowSQL, ph(end))
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -81,7 +80,7 @@ func (s *Store) GetUserByEmail(ctx context.Context, projectID, email string) (st
 // An unknown project lists as empty.
 //
 // The prefix is matched literally ('%' and '_' are plain characters) as the
-// byte range [prefix, prefixEnd(prefix)) of email_normalized, which is
+// byte range [prefix, store.PrefixEnd(prefix)) of email_normalized, which is
 // COLLATE "C": an index range on users_email_unique. Without a prefix the
 // query is a keyset scan of users_list.
 func (s *Store) ListUsers(ctx context.Context, projectID, emailPrefix string, req paginate.Request) (paginate.Page[store.User], error) {
@@ -104,7 +103,7 @@ func listUsersSQL(projectID, prefix string, after paginate.Cursor, fetch int) (s
 	}
 	if prefix != "" {
 		sql += fmt.Sprintf(listUsersFromSQL, ph(prefix))
-		if end, ok := prefixEnd(prefix); ok {
+		if end, ok := store.PrefixEnd(prefix); ok {
 			sql += fmt.Sprintf(listUsersBelowSQL, ph(end))
 		}
 	}
@@ -113,28 +112,6 @@ func listUsersSQL(projectID, prefix string, after paginate.Cursor, fetch int) (s
 	}
 	sql += fmt.Sprintf(listUsersOrderSQL, ph(fetch))
 	return sql, args
-}
-
-// prefixEnd returns the least string that sorts, byte by byte, after every
-// string starting with prefix, a valid UTF-8 string: prefix with its last
-// character replaced by the next one (skipping the surrogates, which UTF-8
-// cannot hold), dropping trailing U+10FFFF. UTF-8 orders strings by code
-// point, so a valid UTF-8 string s starts with prefix exactly when
-// prefix <= s < prefixEnd(prefix). It reports false when no such string
-// exists (prefix is all U+10FFFF): then s >= prefix alone says it.
-func prefixEnd(prefix string) (string, bool) {
-	rs := []rune(prefix)
-	for i := len(rs) - 1; i >= 0; i-- {
-		r := rs[i] + 1
-		if r >= 0xD800 && r <= 0xDFFF {
-			r = 0xE000
-		}
-		if r <= unicode.MaxRune {
-			rs[i] = r
-			return string(rs[:i+1]), true
-		}
-	}
-	return "", false
 }
 
 // SetPasswordHash replaces the user's password hash, or returns an error

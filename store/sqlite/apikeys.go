@@ -100,7 +100,7 @@ func (s *Store) ListAPIKeysPage(ctx context.Context, projectID, namePrefix strin
 	if namePrefix != "" {
 		query += listAPIKeysFromSQL
 		args = append(args, namePrefix)
-		if end, ok := prefixEnd(namePrefix); ok {
+		if end, ok := store.PrefixEnd(namePrefix); ok {
 			query += listAPIKeysBeforeSQL
 			args = append(args, end)
 		}

@@ -35,7 +35,7 @@ WHERE user_id = ? AND project_id = ? AND revoked_at IS NULL RETURNING id`
 	// (a cursor, an email prefix), then listUsersOrderSQL. It reads the
 	// (project_id, created_at, id) index from the cursor on. An email
 	// prefix is the range email_norm >= prefix AND email_norm < the
-	// prefix's successor (see prefixEnd), compared byte by byte, so that
+	// prefix's successor (see store.PrefixEnd), compared byte by byte, so that
 	// every character of the prefix, % and _ included, matches itself.
 	listUsersSQL       = `SELECT ` + userColumns + ` FROM users WHERE project_id = ?`
 	listUsersAfterSQL  = ` AND (created_at, id) > (?, ?)`
@@ -106,7 +106,7 @@ func (s *Store) ListUsers(ctx context.Context, projectID, emailPrefix string, re
 	if p := store.NormalizeEmail(emailPrefix); p != "" {
 		query += listUsersFromSQL
 		args = append(args, p)
-		if end, ok := prefixEnd(p); ok {
+		if end, ok := store.PrefixEnd(p); ok {
 			query += listUsersBeforeSQL
 			args = append(args, end)
 		}
@@ -118,20 +118,6 @@ func (s *Store) ListUsers(ctx context.Context, projectID, emailPrefix string, re
 		return paginate.Page[store.User]{}, wrap(op, err)
 	}
 	return paginate.PageOf(users, req.Limit), nil
-}
-
-// prefixEnd returns the smallest string greater than every string that
-// starts with p, byte by byte: p without its trailing 0xff bytes, its last
-// byte increased. It returns false when there is none (p is all 0xff).
-func prefixEnd(p string) (string, bool) {
-	b := []byte(p)
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] != 0xff {
-			b[i]++
-			return string(b[:i+1]), true
-		}
-	}
-	return "", false
 }
 
 // SetPasswordHash replaces the user's password hash, or returns an error
