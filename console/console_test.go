@@ -608,6 +608,10 @@ func TestConsole_SigningKeys(t *testing.T) {
 
 	assert.Equal(t, http.StatusNotFound, c.get("retire?kid=sk_nope").status)
 	assert.Equal(t, http.StatusNotFound, c.post("retire", url.Values{"form_token": {formToken}, "kid": {"sk_nope"}}).status)
+	for _, kid := range []string{"sk_\x00", "sk_\xff", "not an id"} {
+		assert.Equalf(t, http.StatusNotFound, c.get("retire?kid="+url.QueryEscape(kid)).status, "GET retire %q", kid)
+		assert.Equalf(t, http.StatusNotFound, c.post("retire", url.Values{"form_token": {formToken}, "kid": {kid}}).status, "POST retire %q", kid)
+	}
 }
 
 func TestConsole_Routing(t *testing.T) {

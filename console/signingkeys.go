@@ -202,7 +202,8 @@ func (h *Handler) retire(c *call) {
 		err = h.deps.Keyring.Retire(c.r.Context(), c.project, kid)
 	}
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid):
+		// ErrInvalid: a kid the store refuses (not an id) names no key.
 		h.errorPage(c.w, c.r, http.StatusNotFound, "No such signing key", "This project has no signing key with that id.")
 		return
 	case errors.Is(err, store.ErrConflict):
