@@ -20,6 +20,7 @@ func checkedListCases() []testCase {
 		{"MissingRecords", testCheckedMissing},
 		{"SeesEveryWrite", testCheckedSeesWrites},
 		{"RecordsAreTheCallers", testCheckedRecordsAreTheCallers},
+		{"ScheduledRevocation", testCheckedScheduledRevocation},
 		{"InvalidArguments", testCheckedInvalid},
 	}
 }
@@ -120,6 +121,20 @@ func testCheckedRecordsAndPage(t *testing.T, s store.Store) {
 		require.Equalf(t, want.HasMore, page.HasMore, "ListContactsChecked(%+v).HasMore", req)
 		require.NotNilf(t, page.Items, "ListContactsChecked(%+v).Items is nil, want a non-nil slice", req)
 	}
+}
+
+// An API key whose revocation a roll scheduled comes back with that time:
+// the record stops at it (its RevokedAt may hold it), so that a verifier
+// refuses the key from then on without another read.
+func testCheckedScheduledRevocation(t *testing.T, s store.Store) {
+	cl := capability[store.CheckedContactLister](t, s)
+	f := mustTokenFixture(t, s, projA, 1)
+	due := base.Add(24 * time.Hour)
+	_, err := s.RollAPIKey(t.Context(), projA, f.key.ID, successorOf(f.key, "key_checked_next", base.Add(time.Hour)), due)
+	require.NoError(t, err)
+	recs, _ := listChecked(t, cl, projA, f.ids(), paginate.Request{Limit: 10})
+	require.NotNil(t, recs.APIKey, "ListContactsChecked: the rolled key's record")
+	wantTime(t, due, recs.APIKey.StopsAt(), "ListContactsChecked: the rolled key's StopsAt")
 }
 
 // Records not asked for, missing, or of another project are nil; the page

@@ -102,7 +102,8 @@ func testConsoleUnknownProject(t *testing.T, s store.Store) {
 }
 
 // An unknown session is ErrNotFound to GetConsoleSession and
-// TouchConsoleSession; deleting it succeeds.
+// TouchConsoleSession; deleting it succeeds. So is an id that is not a
+// SHA-256 in hex.
 func testConsoleUnknown(t *testing.T, s store.Store) {
 	mustProject(t, s, projA)
 	cs := mustConsoleSession(t, s, projA, "known", "usr_1", base)
@@ -114,6 +115,13 @@ func testConsoleUnknown(t *testing.T, s store.Store) {
 	require.ErrorIs(t, s.TouchConsoleSession(t.Context(), "no-such-project", cs.ID, base.Add(time.Minute)), store.ErrNotFound, "TouchConsoleSession in an unknown project")
 	require.NoError(t, s.DeleteConsoleSession(t.Context(), "no-such-project", cs.ID), "DeleteConsoleSession in an unknown project")
 	wantConsoleSession(t, cs, mustGetConsoleSession(t, s, projA, cs.ID), "the known session after calls on unknown ones")
+	// An id that is not a SHA-256 in hex is one no session has.
+	for _, id := range []string{"not-hex", strings.ToUpper(cs.ID), cs.ID[:len(cs.ID)-1]} {
+		wantConsoleGone(t, s, projA, id, "an id that is not a SHA-256 in hex")
+		require.ErrorIsf(t, s.TouchConsoleSession(t.Context(), projA, id, base.Add(time.Minute)), store.ErrNotFound, "TouchConsoleSession(%q)", id)
+		require.NoErrorf(t, s.DeleteConsoleSession(t.Context(), projA, id), "DeleteConsoleSession(%q)", id)
+	}
+	wantConsoleSession(t, cs, mustGetConsoleSession(t, s, projA, cs.ID), "the known session after calls on ids that are not SHA-256s")
 }
 
 // Another project's session is reported exactly as a missing one: not

@@ -35,7 +35,23 @@ func contactCases() []testCase {
 		{"Bulk", testContactBulk},
 		{"BulkEarlierTimes", testContactBulkEarlierTimes},
 		{"BulkAtomic", testContactBulkAtomic},
+		{"BulkEmptyProjectID", testContactBulkEmptyProjectID},
 	}
+}
+
+// CreateContacts gives a contact whose ProjectID is empty the project it is
+// called with.
+func testContactBulkEmptyProjectID(t *testing.T, s store.Store) {
+	mustProject(t, s, projA)
+	mustProject(t, s, projB)
+	batch := []store.Contact{newContact("", "ct_bulk_none", base), newContact(projA, "ct_bulk_set", base.Add(time.Second))}
+	require.NoErrorf(t, s.CreateContacts(t.Context(), projA, batch), "CreateContacts(%q) with a contact of no project", projA)
+	got := listAll(t, s, projA)
+	require.Len(t, got, 2, "ListContacts(%q)", projA)
+	for _, c := range got {
+		require.Equalf(t, projA, c.ProjectID, "ProjectID of %s", c.ID)
+	}
+	require.Empty(t, listAll(t, s, projB), "ListContacts(%q)", projB)
 }
 
 // contactTracker creates contacts one at a time in one project and checks

@@ -149,16 +149,12 @@
 // reused in another project (cases never do it), which CreatedAt a contact
 // of a batch gets relative to its batch-mates (only that the batch sorts
 // after what existed), whether an earlier generation presented to an
-// already revoked family answers ErrRevoked or ErrReplayed, whether a
-// disabled user's session refuses rotation with ErrRevoked or ErrDisabled
-// (after EnableUser it is ErrRevoked), whether ListAPIKeys of an unknown
-// project is empty or ErrNotFound, whether touching a revoked API key
-// succeeds or is ErrConflict (it must not change RevokedAt), what a second
-// revocation given an earlier time does, what CreateContacts does with a
-// contact whose ProjectID differs from the one given, whether ListUsers
+// already revoked family answers ErrRevoked or ErrReplayed, whether
+// ListAPIKeys of an unknown project is empty or ErrNotFound, whether
+// touching a revoked API key succeeds or is ErrConflict (it must not change
+// RevokedAt), what a second revocation of a session given an earlier time
+// does (API keys and signing keys keep the first time), whether ListUsers
 // shows a user created with a CreatedAt before a client's cursor (users
-// have no raising rule; cases add later users only), whether
-// CreateConsoleSession checks that its user exists, and whether a lookup of
-// a console session id that is not a SHA-256 in hex is ErrInvalid or
-// ErrNotFound (cases use the empty id only).
+// have no raising rule; cases add later users only), and whether
+// CreateConsoleSession checks that its user exists.
 package storetest

@@ -21,12 +21,15 @@ func keyControlCases() []testCase {
 		{"ScopesAndExpiryKept", testKeyScopesExpiry},
 		{"InvalidCreatesNothing", testKeyInvalidScopes},
 		{"ListPage", testKeyListPage},
+		{"ListPagePrefixLiteral", testKeyListPagePrefixes},
+		{"CreatorAndSignerKept", testKeyCreatorAndSigner},
 		{"Roll", testKeyRoll},
 		{"RollNoOverlapRevokesAtOnce", testKeyRollAtOnce},
 		{"RollRefused", testKeyRollRefused},
 		{"RollScheduledNotListedBeforeItsTime", testKeyRollNotBefore},
 		{"RollScheduledListedInOrderWhenDue", testKeyRollDue},
 		{"RevokeDuringOverlap", testKeyRevokeDuringOverlap},
+		{"RevokeAtOrAfterScheduled", testKeyRevokeAfterScheduled},
 	}
 }
 
@@ -378,6 +381,108 @@ func testKeyRevokeDuringOverlap(t *testing.T, s store.Store) {
 	next, err := s.NextScheduledRevocation(t.Context(), projA)
 	require.NoError(t, err)
 	wantZeroTime(t, next, "NextScheduledRevocation after the revocation")
+}
+
+// ListAPIKeysPage matches the name prefix literally, byte by byte: "_", "%"
+// and a backslash only themselves, "é" neither "e" nor "É"; keys of one
+// CreatedAt sort by id byte by byte ("key_B" before "key_a"); and a page
+// that holds the last match says that no more follow.
+func testKeyListPagePrefixes(t *testing.T, s store.Store) {
+	mustProject(t, s, projA)
+	for i, name := range []string{"a_b", "axb", "a%c", "abc", `a\d`, "é1", "e1", "É1", "ée"} {
+		k := newAPIKey(projA, fmt.Sprintf("key_%d", i), base.Add(time.Duration(i)*time.Second))
+		k.Name = name
+		require.NoErrorf(t, s.CreateAPIKey(t.Context(), k), "CreateAPIKey named %q", name)
+	}
+	for _, id := range []string{"key_a", "key_B"} {
+		k := newAPIKey(projA, id, base.Add(time.Minute))
+		k.Name = "twin"
+		require.NoErrorf(t, s.CreateAPIKey(t.Context(), k), "CreateAPIKey(%q)", id)
+	}
+	for _, c := range []struct {
+		prefix string
+		want   []string
+	}{
+		{"a_", []string{"key_0"}},
+		{"a%", []string{"key_2"}},
+		{`a\`, []string{"key_4"}},
+		{"a", []string{"key_0", "key_1", "key_2", "key_3", "key_4"}},
+		{"é", []string{"key_5", "key_8"}},
+		{"e", []string{"key_6"}},
+		{"É", []string{"key_7"}},
+		{"twin", []string{"key_B", "key_a"}},
+	} {
+		page, err := s.ListAPIKeysPage(t.Context(), projA, c.prefix, paginate.Request{Limit: len(c.want)})
+		require.NoErrorf(t, err, "ListAPIKeysPage(%q)", c.prefix)
+		var got []string
+		for _, k := range page.Items {
+			got = append(got, k.ID)
+		}
+		require.Equalf(t, c.want, got, "ListAPIKeysPage(%q) with limit %d", c.prefix, len(c.want))
+		require.Falsef(t, page.HasMore, "ListAPIKeysPage(%q) with limit %d: HasMore on the page that holds the last match", c.prefix, len(c.want))
+	}
+}
+
+// CreateAPIKey keeps CreatedBy and SigningKeyID as given, and RollAPIKey
+// records the successor's as CreateAPIKey does; every read returns them.
+// RollAPIKey returns the old key as it is after the roll.
+func testKeyCreatorAndSigner(t *testing.T, s store.Store) {
+	mustProject(t, s, projA)
+	k := newAPIKey(projA, "key_made", base)
+	k.CreatedBy, k.SigningKeyID = "usr_creator", "sk_signer"
+	require.NoError(t, s.CreateAPIKey(t.Context(), k), "CreateAPIKey with CreatedBy and SigningKeyID")
+	next := successorOf(k, "key_rolled", base.Add(time.Hour))
+	next.CreatedBy, next.SigningKeyID = "usr_roller", "sk_signer2"
+	old, err := s.RollAPIKey(t.Context(), projA, k.ID, next, base.Add(time.Hour))
+	require.NoError(t, err, "RollAPIKey with no overlap")
+	after := mustGetAPIKey(t, s, projA, k.ID)
+	require.Equal(t, after, old, "RollAPIKey's old key against GetAPIKey after the roll")
+	wantTime(t, base.Add(time.Hour), old.RevokedAt, "the old key's RevokedAt, rolled with no overlap")
+	wantZeroTime(t, old.RevokesAt, "the old key's RevokesAt, rolled with no overlap")
+	require.Equal(t, next.ID, old.RolledTo, "the old key's RolledTo")
+
+	want := map[string][2]string{k.ID: {k.CreatedBy, k.SigningKeyID}, next.ID: {next.CreatedBy, next.SigningKeyID}}
+	check := func(got store.APIKey, what string) {
+		t.Helper()
+		w, ok := want[got.ID]
+		require.Truef(t, ok, "%s: unexpected key %q", what, got.ID)
+		require.Equalf(t, w, [2]string{got.CreatedBy, got.SigningKeyID}, "%s of %s: CreatedBy and SigningKeyID", what, got.ID)
+	}
+	for id := range want {
+		check(mustGetAPIKey(t, s, projA, id), "GetAPIKey")
+	}
+	all, err := s.ListAPIKeys(t.Context(), projA)
+	require.NoError(t, err)
+	require.Len(t, all, 2, "ListAPIKeys")
+	for _, got := range all {
+		check(got, "ListAPIKeys")
+	}
+	page, err := s.ListAPIKeysPage(t.Context(), projA, "", paginate.Request{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 2, "ListAPIKeysPage")
+	for _, got := range page.Items {
+		check(got, "ListAPIKeysPage")
+	}
+}
+
+// RevokeAPIKey of a key whose scheduled revocation is at or before the time
+// given changes nothing: the key stops at its scheduled time, and the feed
+// holds the one scheduled item.
+func testKeyRevokeAfterScheduled(t *testing.T, s store.Store) {
+	mustProject(t, s, projA)
+	k := mustAPIKey(t, s, projA, "key_old", base)
+	due := base.Add(24 * time.Hour)
+	_, err := s.RollAPIKey(t.Context(), projA, k.ID, successorOf(k, "key_new", base.Add(time.Hour)), due)
+	require.NoError(t, err)
+	before := mustGetAPIKey(t, s, projA, k.ID)
+	for _, at := range []time.Time{due, due.Add(time.Hour)} {
+		require.NoErrorf(t, s.RevokeAPIKey(t.Context(), projA, k.ID, at), "RevokeAPIKey at %s, the scheduled time %s", at, due)
+		require.Equalf(t, before, mustGetAPIKey(t, s, projA, k.ID), "the key after RevokeAPIKey at %s: unchanged", at)
+	}
+	items := feedList(s, projA).all(t) // the real clock is past the scheduled time
+	require.Len(t, items, 1, "the feed: the one scheduled item")
+	require.Equal(t, k.ID, items[0].Subject)
+	wantTime(t, due, items[0].RevokedAt, "the item's RevokedAt")
 }
 
 // raceRoll rolls one key from many goroutines over the handles at once:

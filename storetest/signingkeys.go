@@ -244,7 +244,8 @@ func testSigningKeyRetireActive(t *testing.T, s store.Store) {
 	wantSigningKey(t, next, mustActive(t, s, projA), "ActiveSigningKey at the end")
 }
 
-// Retiring a retired key succeeds and keeps the first time.
+// Retiring a retired key succeeds, keeps the first time (a later or an
+// earlier one given again changes nothing) and adds nothing to the feed.
 func testSigningKeyRetireTwice(t *testing.T, s store.Store) {
 	mustProject(t, s, projA)
 	k := mustSigningKey(t, s, projA, "sk_old", base)
@@ -253,6 +254,11 @@ func testSigningKeyRetireTwice(t *testing.T, s store.Store) {
 	require.NoErrorf(t, s.RetireSigningKey(t.Context(), projA, k.ID, first), "RetireSigningKey(%q)", k.ID)
 	require.NoErrorf(t, s.RetireSigningKey(t.Context(), projA, k.ID, first.Add(time.Hour)), "RetireSigningKey(%q) again, later", k.ID)
 	wantTime(t, first, mustGetSigningKey(t, s, projA, k.ID).RetiredAt, "RetiredAt after retiring twice")
+	require.NoErrorf(t, s.RetireSigningKey(t.Context(), projA, k.ID, first.Add(-time.Hour)), "RetireSigningKey(%q) again, earlier", k.ID)
+	wantTime(t, first, mustGetSigningKey(t, s, projA, k.ID).RetiredAt, "RetiredAt after retiring again at an earlier time: the first time")
+	items := feedList(s, projA).all(t)
+	require.Len(t, items, 1, "the feed after retiring three times: one item")
+	wantTime(t, first, items[0].RevokedAt, "the feed item's RevokedAt")
 }
 
 // ListSigningKeys lists the project's keys, retired ones included, ascending

@@ -613,6 +613,11 @@ func testUserListEmailPrefix(t *testing.T, s store.Store) {
 			wantUsers(t, c.want, userList(s, projA, c.prefix).walk(t, limit, nil), fmt.Sprintf("ListUsers(%q, %q) with limit %d", projA, c.prefix, limit))
 		}
 	}
+	// The page that holds the last match says that no more follow.
+	page, err := s.ListUsers(t.Context(), projA, "an", paginate.Request{Limit: 3})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 3, `ListUsers(%q, "an") with limit 3`, projA)
+	require.False(t, page.HasMore, `ListUsers(%q, "an") with limit 3: HasMore on the page that holds the last match`, projA)
 }
 
 // The email prefix is literal: "%", "_", "\", "*", "[" and quotes match
