@@ -30,6 +30,7 @@ func concurrencyGroups() []group {
 			{"DistinctEmails", testConcUsersDistinctEmails},
 			{"DisableRacesSessions", func(t *testing.T, s store.Store) { raceDisableSessions(t, []store.Store{s}) }},
 			{"ResetRacesSessions", func(t *testing.T, s store.Store) { raceResetSessions(t, []store.Store{s}) }},
+			{"ReplaceHashOneWinner", func(t *testing.T, s store.Store) { raceReplaceHash(t, []store.Store{s}) }},
 		}},
 		{"Revocations", []testCase{
 			{"AllOnceReaderMissesNone", func(t *testing.T, s store.Store) { raceFeed(t, []store.Store{s}) }},

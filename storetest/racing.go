@@ -467,3 +467,38 @@ func raceFeedAtomic(t *testing.T, hs []store.Store) {
 	require.NoErrorf(t, violation, "the reader, after %d rounds", rounds)
 	require.Len(t, feedList(s, projA).all(t), len(subjects), "items in the feed")
 }
+
+// raceReplaceHash replaces one user's password hash from many goroutines
+// over the handles at once, each from the same old hash to a hash of its
+// own: the replacement is a compare-and-swap, so exactly one succeeds, the
+// others get ErrConflict, and the stored hash is the winner's.
+func raceReplaceHash(t *testing.T, hs []store.Store) {
+	s := hs[0]
+	mustProject(t, s, projA)
+	u := mustUser(t, s, projA, "replaced@example.com")
+	const n = 8
+	var won atomic.Int32
+	var winner atomic.Value
+	errs := make([]error, n)
+	tasks := make([]func(h store.Store), n)
+	for i := range n {
+		tasks[i] = func(h store.Store) {
+			hash := fmt.Sprintf("$argon2id$v=19$m=19456,t=2,p=1$raced%d$hash", i)
+			errs[i] = h.ReplacePasswordHash(t.Context(), projA, u.ID, u.PasswordHash, hash)
+			if errs[i] == nil {
+				won.Add(1)
+				winner.Store(hash)
+			}
+		}
+	}
+	raceTasks(hs, 31, tasks)
+	require.EqualValues(t, 1, won.Load(), "concurrent replacements of one hash that succeeded")
+	for i, err := range errs {
+		if err != nil {
+			require.ErrorIsf(t, err, store.ErrConflict, "replacement %d lost the race", i)
+		}
+	}
+	for _, h := range hs {
+		require.Equal(t, winner.Load(), mustGetUser(t, h, projA, u.ID).PasswordHash, "the stored hash after the race: the winner's")
+	}
+}

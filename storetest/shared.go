@@ -31,6 +31,7 @@ func sharedCases() []sharedCase {
 		{"Revocations/AtomicWithRecord", func(t *testing.T, a, b store.Store) { raceFeedAtomic(t, []store.Store{a, b}) }},
 		{"Users/DisableRacesSessions", func(t *testing.T, a, b store.Store) { raceDisableSessions(t, []store.Store{a, b}) }},
 		{"Users/ResetRacesSessions", func(t *testing.T, a, b store.Store) { raceResetSessions(t, []store.Store{a, b}) }},
+		{"Users/ReplaceHashOneWinner", func(t *testing.T, a, b store.Store) { raceReplaceHash(t, []store.Store{a, b}) }},
 		{"Users/TagsVisible", testSharedUserTags},
 		{"Refresh/RevokeRacesRotate", func(t *testing.T, a, b store.Store) { raceRevokeRotate(t, []store.Store{a, b}) }},
 		{"Audit/VisibleToOther", testSharedAudit},

@@ -32,6 +32,9 @@ func RunUnwritable(t *testing.T, open func(t *testing.T) (writable store.Store, 
 	if wc, ok := store.As[store.WritableChecker](rw); ok {
 		require.NoError(t, wc.CheckWritable(t.Context()), "CheckWritable on a database that can write")
 	}
+	ending := newFamily(projA, w.user.ID, base, time.Hour)
+	ending.EndsAt = base.Add(2 * time.Hour)
+	require.NoError(t, rw.CreateRefreshFamily(t.Context(), ending, userHash), "CreateRefreshFamily with an EndsAt")
 	before := w.snapshot(t, rw)
 
 	ro := freeze(t)
@@ -56,6 +59,7 @@ func RunUnwritable(t *testing.T, open func(t *testing.T) (writable store.Store, 
 		{"SetUserTags", func(ctx context.Context) error { return ro.SetUserTags(ctx, projA, w.user.ID, []string{"changed"}) }},
 		{"DisableUser", func(ctx context.Context) error { return ro.DisableUser(ctx, projA, w.user.ID, later) }},
 		{"EnableUser", func(ctx context.Context) error { return ro.EnableUser(ctx, projA, disabled.ID) }},
+		{"EndUserSessions", func(ctx context.Context) error { return ro.EndUserSessions(ctx, projA, w.user.ID, later) }},
 		{"CreateContact", func(ctx context.Context) error {
 			return errOf(ro.CreateContact(ctx, newContact(projA, "ct_new", base)))
 		}},
@@ -65,6 +69,9 @@ func RunUnwritable(t *testing.T, open func(t *testing.T) (writable store.Store, 
 		{"DeleteContact", func(ctx context.Context) error { return ro.DeleteContact(ctx, projA, w.contact.ID) }},
 		{"CreateAPIKey", func(ctx context.Context) error { return ro.CreateAPIKey(ctx, newAPIKey(projA, "key_new", base)) }},
 		{"RevokeAPIKey", func(ctx context.Context) error { return ro.RevokeAPIKey(ctx, projA, w.apiKey.ID, later) }},
+		{"RollAPIKey", func(ctx context.Context) error {
+			return errOf(ro.RollAPIKey(ctx, projA, w.apiKey.ID, successorOf(w.apiKey, "key_rolled", later), later.Add(time.Hour)))
+		}},
 		{"TouchAPIKey", func(ctx context.Context) error { return ro.TouchAPIKey(ctx, projA, w.apiKey.ID, later) }},
 		{"CreateSigningKey", func(ctx context.Context) error {
 			return ro.CreateSigningKey(ctx, newSigningKey(projA, "sk_newest", later))
@@ -79,6 +86,10 @@ func RunUnwritable(t *testing.T, open func(t *testing.T) (writable store.Store, 
 			return errOf(ro.RotateRefresh(ctx, projA, w.family.ID, 0, rotateParams(base.Add(time.Minute))))
 		}},
 		{"RevokeRefreshFamily", func(ctx context.Context) error { return ro.RevokeRefreshFamily(ctx, projA, w.family.ID, later) }},
+		{"ScheduleSessionEnd", func(ctx context.Context) error { return ro.ScheduleSessionEnd(ctx, projA, ending.ID) }},
+		{"SetSetting", func(ctx context.Context) error {
+			return ro.SetSetting(ctx, store.SettingPublicURL, "https://changed.example.com")
+		}},
 		{"PruneRefreshFamilies", func(ctx context.Context) error { return errOf(ro.PruneRefreshFamilies(ctx, far)) }},
 		{"PruneSessionRevocations", func(ctx context.Context) error { return errOf(ro.PruneSessionRevocations(ctx, far)) }},
 		{"AppendAudit", func(ctx context.Context) error {
