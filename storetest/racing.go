@@ -477,28 +477,35 @@ func raceReplaceHash(t *testing.T, hs []store.Store) {
 	mustProject(t, s, projA)
 	u := mustUser(t, s, projA, "replaced@example.com")
 	const n = 8
-	var won atomic.Int32
-	var winner atomic.Value
+	hashOf := func(i int) string { return fmt.Sprintf("$argon2id$v=19$m=19456,t=2,p=1$raced%d$hash", i) }
 	errs := make([]error, n)
 	tasks := make([]func(h store.Store), n)
 	for i := range n {
 		tasks[i] = func(h store.Store) {
-			hash := fmt.Sprintf("$argon2id$v=19$m=19456,t=2,p=1$raced%d$hash", i)
-			errs[i] = h.ReplacePasswordHash(t.Context(), projA, u.ID, u.PasswordHash, hash)
-			if errs[i] == nil {
-				won.Add(1)
-				winner.Store(hash)
-			}
+			errs[i] = h.ReplacePasswordHash(t.Context(), projA, u.ID, u.PasswordHash, hashOf(i))
 		}
 	}
 	raceTasks(hs, 31, tasks)
-	require.EqualValues(t, 1, won.Load(), "concurrent replacements of one hash that succeeded")
-	for i, err := range errs {
-		if err != nil {
-			require.ErrorIsf(t, err, store.ErrConflict, "replacement %d lost the race", i)
-		}
-	}
+	winner := hashOf(wantOneWinner(t, errs, "replacement"))
 	for _, h := range hs {
-		require.Equal(t, winner.Load(), mustGetUser(t, h, projA, u.ID).PasswordHash, "the stored hash after the race: the winner's")
+		require.Equal(t, winner, mustGetUser(t, h, projA, u.ID).PasswordHash, "the stored hash after the race: the winner's")
 	}
+}
+
+// wantOneWinner fails unless exactly one of errs, the errors of racing
+// compare-and-swaps (what names one), is nil and every other matches
+// store.ErrConflict, and returns the winner's index.
+func wantOneWinner(t *testing.T, errs []error, what string) int {
+	t.Helper()
+	winner := -1
+	for i, err := range errs {
+		if err == nil {
+			require.Equalf(t, -1, winner, "%s %d and %d both succeeded", what, winner, i)
+			winner = i
+			continue
+		}
+		require.ErrorIsf(t, err, store.ErrConflict, "%s %d lost the race", what, i)
+	}
+	require.NotEqualf(t, -1, winner, "no %s succeeded", what)
+	return winner
 }
