@@ -27,6 +27,7 @@ func keyControlCases() []testCase {
 		{"RollRefused", testKeyRollRefused},
 		{"RollScheduledNotListedBeforeItsTime", testKeyRollNotBefore},
 		{"RollScheduledListedInOrderWhenDue", testKeyRollDue},
+		{"RollScheduledRaisedPastTheFloor", testKeyRollDueRaised},
 		{"RevokeDuringOverlap", testKeyRevokeDuringOverlap},
 		{"RevokeAtOrAfterScheduled", testKeyRevokeAfterScheduled},
 	}
@@ -482,6 +483,41 @@ func testKeyRevokeAfterScheduled(t *testing.T, s store.Store) {
 	require.Len(t, items, 1, "the feed: the one scheduled item")
 	require.Equal(t, k.ID, items[0].Subject)
 	wantTime(t, due, items[0].RevokedAt, "the item's RevokedAt")
+}
+
+// Scheduled revocations that fall due behind an item already in the feed
+// (a revocation at a later time, added before they were scheduled) are
+// raised past it, in (time, subject) order: a reader who has seen that item
+// still gets them.
+func testKeyRollDueRaised(t *testing.T, s store.Store) {
+	mustProject(t, s, projA)
+	late := mustAPIKey(t, s, projA, "key_late", base)
+	require.NoError(t, s.RevokeAPIKey(t.Context(), projA, late.ID, base.Add(3*time.Hour)))
+	seen := feedList(s, projA).all(t)
+	require.Len(t, seen, 1, "the feed before the rolls")
+	now := base.Add(10 * time.Minute)
+	for _, id := range []string{"key_b", "key_a", "key_c"} {
+		k := mustAPIKey(t, s, projA, id, base)
+		due := base.Add(time.Hour)
+		if id == "key_c" {
+			due = base.Add(2 * time.Hour)
+		}
+		_, err := s.RollAPIKey(t.Context(), projA, k.ID, successorOf(k, id+"_next", now), due)
+		require.NoErrorf(t, err, "RollAPIKey(%q)", id)
+	}
+	// The real clock is days past base: every scheduled one is due.
+	items := feedList(s, projA).all(t)
+	require.Len(t, items, 4, "the feed once the scheduled revocations are due")
+	wantRevocations(t, seen, items[:1], "the item seen before")
+	var got []string
+	for i, it := range items[1:] {
+		got = append(got, it.Subject)
+		require.Truef(t, it.RevokedAt.After(items[i].RevokedAt) || it.RevokedAt.Equal(items[i].RevokedAt) && it.ID > items[i].ID,
+			"item %d (%s, %s) sorts after item %d (%s, %s)", i+1, it.Subject, it.RevokedAt.Format(time.RFC3339Nano), i, items[i].Subject, items[i].RevokedAt.Format(time.RFC3339Nano))
+		require.Lessf(t, it.RevokedAt.Sub(seen[0].RevokedAt), time.Second, "item %d (%s) raised just past the floor, not further", i+1, it.Subject)
+	}
+	require.Equal(t, []string{"key_a", "key_b", "key_c"}, got, "the raised items, in (time, subject) order")
+	wantRevocations(t, items, feedList(s, projA).all(t), "the feed listed again")
 }
 
 // raceRoll rolls one key from many goroutines over the handles at once:
