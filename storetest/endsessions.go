@@ -9,8 +9,9 @@ import (
 	"github.com/latchkey-dev/latchkey/store"
 )
 
-// EndUserSessions revokes every live session of the user at at (a session
-// revoked before keeps its time), deletes the user's console sessions, adds
+// EndUserSessions revokes every session of the user that is not revoked at
+// at, expired ones and ones past their EndsAt included (a session revoked
+// before keeps its time), deletes the user's console sessions, adds
 // one item of kind RevokedSession for each session it revoked and no other,
 // and leaves the user enabled, other users' sessions live, and later
 // sessions of the user possible. A user with no live session gets no
@@ -20,9 +21,16 @@ func testFeedUserEndSessions(t *testing.T, s store.Store) {
 	mustProject(t, s, projA)
 	u := mustUser(t, s, projA, "reset@example.com")
 	other := mustUser(t, s, projA, "other@example.com")
+	// Every session that is not revoked ends, expired ones and ones past
+	// their EndsAt included.
+	pastEnd := newFamily(projA, u.ID, base, 24*time.Hour)
+	pastEnd.EndsAt = base.Add(10 * time.Minute)
+	require.NoError(t, s.CreateRefreshFamily(t.Context(), pastEnd, userHash), "CreateRefreshFamily with an EndsAt")
 	live := []store.RefreshFamily{
 		mustFamilyOf(t, s, u, base, 24*time.Hour),
 		mustFamilyOf(t, s, u, base.Add(time.Minute), 24*time.Hour),
+		mustFamilyOf(t, s, u, base, time.Minute), // expired
+		pastEnd,
 	}
 	ended := mustFamilyOf(t, s, u, base.Add(2*time.Minute), 24*time.Hour)
 	endedAt := base.Add(3 * time.Minute)
@@ -34,8 +42,11 @@ func testFeedUserEndSessions(t *testing.T, s store.Store) {
 
 	at := base.Add(time.Hour).In(elsewhere)
 	require.NoErrorf(t, s.EndUserSessions(t.Context(), projA, u.ID, at), "EndUserSessions(%q)", u.ID)
-	feed.addedAll(t, []wantItem{{store.RevokedSession, live[0].ID}, {store.RevokedSession, live[1].ID}}, at,
-		"EndUserSessions of a user with two live sessions")
+	var ends []wantItem
+	for _, f := range live {
+		ends = append(ends, wantItem{store.RevokedSession, f.ID})
+	}
+	feed.addedAll(t, ends, at, "EndUserSessions of a user with four sessions not revoked")
 	for _, f := range live {
 		wantTime(t, at, mustGetFamily(t, s, projA, f.ID).RevokedAt, "RevokedAt of a session EndUserSessions ended")
 	}
