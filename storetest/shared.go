@@ -362,7 +362,8 @@ func testSharedConsoleSessions(t *testing.T, a, b store.Store) {
 }
 
 // A roll through one handle is seen by the other at once: the successor,
-// the scheduled revocation, and, once due, its feed item.
+// the scheduled revocation (NextScheduledRevocation too, as is a session
+// end scheduled there), and, once due, the feed items.
 func testSharedRoll(t *testing.T, a, b store.Store) {
 	mustProject(t, a, projA)
 	k := mustAPIKey(t, a, projA, "key_shared", base)
@@ -375,9 +376,25 @@ func testSharedRoll(t *testing.T, a, b store.Store) {
 	require.Equal(t, k.ID, mustGetAPIKey(t, b, projA, "key_shared_next").RolledFrom)
 	_, err = b.RollAPIKey(t.Context(), projA, k.ID, successorOf(k, "key_other", now), due)
 	require.ErrorIs(t, err, store.ErrConflict, "b.RollAPIKey of a key a rolled")
-	// The real clock is past due: the first listing, through b, places it.
+	next, err := b.NextScheduledRevocation(t.Context(), projA)
+	require.NoError(t, err)
+	wantTime(t, due, next, "b.NextScheduledRevocation after a.RollAPIKey")
+	// A session end a schedules is seen by b's next call too.
+	u := mustUser(t, a, projA, "shared-end@example.com")
+	f := newFamily(projA, u.ID, base, time.Hour)
+	f.EndsAt = base.Add(90 * time.Minute)
+	require.NoError(t, a.CreateRefreshFamily(t.Context(), f, userHash))
+	require.NoError(t, a.ScheduleSessionEnd(t.Context(), projA, f.ID))
+	next, err = b.NextScheduledRevocation(t.Context(), projA)
+	require.NoError(t, err)
+	wantTime(t, f.EndsAt, next, "b.NextScheduledRevocation after a.ScheduleSessionEnd of an earlier end")
+	// The real clock is past both: the first listing, through b, places them.
 	items := feedList(b, projA).all(t)
-	require.Len(t, items, 1)
-	wantTime(t, due, items[0].RevokedAt, "the scheduled item's RevokedAt, listed through b")
+	require.Len(t, items, 2)
+	wantTime(t, f.EndsAt, items[0].RevokedAt, "the scheduled session end's RevokedAt, listed through b")
+	wantTime(t, due, items[1].RevokedAt, "the scheduled key revocation's RevokedAt, listed through b")
 	wantRevocations(t, items, feedList(a, projA).all(t), "the feed through a")
+	next, err = a.NextScheduledRevocation(t.Context(), projA)
+	require.NoError(t, err)
+	wantZeroTime(t, next, "a.NextScheduledRevocation once b's listing placed them")
 }
