@@ -13,8 +13,8 @@ import (
 )
 
 // contact seed on PostgreSQL leaves the contacts table ready to serve, as
-// autovacuum's passes would leave it: its size known to the planner, every
-// page all-visible (postgres.Store.AnalyzeContacts after the batches).
+// autovacuum's passes would leave it: its size known to the planner, its
+// pages all-visible (postgres.Store.AnalyzeContacts after the batches).
 func TestE2E_contactSeedReadiesPostgres(t *testing.T) {
 	t.Parallel()
 	db := pgtest.NewDatabase(t)
@@ -34,5 +34,8 @@ func TestE2E_contactSeedReadiesPostgres(t *testing.T) {
 		"SELECT reltuples, relpages, relallvisible FROM pg_class WHERE oid = 'contacts'::regclass").Scan(&tuples, &pages, &visible))
 	assert.InDelta(t, n, tuples, n/100, "pg_class.reltuples")
 	assert.Positive(t, pages, "pg_class.relpages")
-	assert.Equal(t, pages, visible, "all-visible pages")
+	// VACUUM leaves a page another process holds pinned as it passes (a
+	// checkpoint writing the seed's pages pins each for a moment), as
+	// store/postgres's own test of AnalyzeContacts allows.
+	assert.GreaterOrEqual(t, visible, pages-pages/100, "all-visible pages of the table (of %d)", pages)
 }
