@@ -245,8 +245,9 @@ type RefreshStore interface {
 	GetRefreshFamily(ctx context.Context, projectID, familyID string) (RefreshFamily, error)
 	// RevokeRefreshFamily ends the session: it revokes the family at at
 	// and adds one revocation of kind RevokedSession to the feed, in one
-	// atomic write. Revoking a revoked family succeeds, keeps the earlier
-	// time and adds nothing. It returns an error matching ErrNotFound for
+	// atomic write. Revoking a revoked family succeeds, keeps the first
+	// revocation time (a later or an earlier one changes nothing) and adds
+	// nothing. It returns an error matching ErrNotFound for
 	// an unknown family and ErrInvalid for a zero at.
 	RevokeRefreshFamily(ctx context.Context, projectID, familyID string, at time.Time) error
 	// ScheduleSessionEnd schedules the end of the session familyID, its

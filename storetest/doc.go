@@ -152,9 +152,8 @@
 // already revoked family answers ErrRevoked or ErrReplayed, whether
 // ListAPIKeys of an unknown project is empty or ErrNotFound, whether
 // touching a revoked API key succeeds or is ErrConflict (it must not change
-// RevokedAt), what a second revocation of a session given an earlier time
-// does (API keys and signing keys keep the first time), whether ListUsers
-// shows a user created with a CreatedAt before a client's cursor (users
-// have no raising rule; cases add later users only), and whether
-// CreateConsoleSession checks that its user exists.
+// RevokedAt), whether ListUsers shows a user created with a CreatedAt
+// before a client's cursor (users have no raising rule; cases add later
+// users only), and whether CreateConsoleSession checks that its user
+// exists.
 package storetest

@@ -407,8 +407,9 @@ func testRefreshInvalidParams(t *testing.T, s store.Store) {
 	wantFamily(t, f, mustGetFamily(t, s, projA, f.ID), "the family after rejected rotations")
 }
 
-// RevokeRefreshFamily revokes at the time given, keeping an earlier
-// revocation time; a revoked family refuses rotation with ErrRevoked.
+// RevokeRefreshFamily revokes at the time given; revoking again, at a later
+// or an earlier time, keeps the first; a revoked family refuses rotation
+// with ErrRevoked.
 func testRefreshRevoke(t *testing.T, s store.Store) {
 	f := mustFamily(t, s, projA)
 	other := mustFamily(t, s, projB)
@@ -419,6 +420,8 @@ func testRefreshRevoke(t *testing.T, s store.Store) {
 	wantFamily(t, want, mustGetFamily(t, s, projA, f.ID), "GetRefreshFamily after RevokeRefreshFamily")
 	require.NoErrorf(t, s.RevokeRefreshFamily(t.Context(), projA, f.ID, at.Add(time.Hour)), "RevokeRefreshFamily(%q) again, later", f.ID)
 	wantFamily(t, want, mustGetFamily(t, s, projA, f.ID), "GetRefreshFamily after a second, later revocation")
+	require.NoErrorf(t, s.RevokeRefreshFamily(t.Context(), projA, f.ID, at.Add(-time.Hour)), "RevokeRefreshFamily(%q) again, earlier", f.ID)
+	wantFamily(t, want, mustGetFamily(t, s, projA, f.ID), "GetRefreshFamily after a third, earlier revocation: the first time")
 	_, err := s.RotateRefresh(t.Context(), projA, f.ID, 0, rotateParams(at.Add(time.Minute)))
 	require.ErrorIsf(t, err, store.ErrRevoked, "RotateRefresh(gen 0) of a revoked family")
 	wantFamily(t, want, mustGetFamily(t, s, projA, f.ID), "GetRefreshFamily after rotating a revoked family")

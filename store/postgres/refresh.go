@@ -82,7 +82,7 @@ const (
 	SELECT rotated.*, u.* FROM rotated LEFT JOIN LATERAL (SELECT ` + userColumns + ` FROM users
 	  WHERE project_id = rotated.project_id AND id = rotated.user_id) u ON true`
 	// revokeFamilySQL changes only an unrevoked family, so that a second
-	// revocation keeps the earlier time and adds no feed item.
+	// revocation keeps the first time and adds no feed item.
 	revokeFamilySQL = `UPDATE refresh_families SET revoked_at = $3
 	WHERE project_id = $1 AND id = $2 AND revoked_at IS NULL`
 	familyExistsSQL = `SELECT EXISTS (SELECT 1 FROM refresh_families WHERE project_id = $1 AND id = $2)`
@@ -230,7 +230,7 @@ func (s *Store) GetRefreshFamily(ctx context.Context, projectID, familyID string
 
 // RevokeRefreshFamily ends the session: it revokes the family at at and adds
 // one revocation of kind store.RevokedSession to the feed, in one
-// transaction. Revoking a revoked family succeeds, keeps the earlier time
+// transaction. Revoking a revoked family succeeds, keeps the first time
 // and adds nothing. It returns an error matching store.ErrNotFound for an
 // unknown family and store.ErrInvalid for a zero at.
 func (s *Store) RevokeRefreshFamily(ctx context.Context, projectID, familyID string, at time.Time) error {

@@ -96,7 +96,7 @@ func (s *Store) GetRefreshFamily(ctx context.Context, projectID, familyID string
 
 // RevokeRefreshFamily ends the session: it revokes the family at at and adds
 // one revocation of kind store.RevokedSession to the project's feed, in one
-// write transaction. Revoking a revoked family succeeds, keeps the earlier
+// write transaction. Revoking a revoked family succeeds, keeps the first
 // time and adds nothing. It returns an error matching store.ErrNotFound for
 // an unknown family and store.ErrInvalid for a zero at.
 func (s *Store) RevokeRefreshFamily(ctx context.Context, projectID, familyID string, at time.Time) error {
