@@ -46,8 +46,12 @@
 //     [store.ChangeVersioner], VersionedContacts/... for one that offers
 //     [store.VersionedContactLister] (the page is ListContacts' page; the
 //     version follows ChangeVersion's contract), CheckedContacts/...
-//     for one that offers [store.CheckedContactLister], and Writable/...
-//     for one that offers [store.WritableChecker].
+//     for one that offers [store.CheckedContactLister], Writable/...
+//     for one that offers [store.WritableChecker], and
+//     RevocationWatcher/... for one that offers [store.RevocationWatcher]
+//     (each write that revokes or schedules a revocation wakes a channel
+//     watched before it, and then the feed, or NextScheduledRevocation,
+//     holds it; an ended context closes the channel).
 //   - [RunConcurrency] checks the atomicity promises under contention: one
 //     successor per refresh generation, a logout racing rotations leaves no
 //     usable successor, DisableUser racing session creates and rotations
@@ -58,8 +62,9 @@
 //   - [RunShared] checks that two handles on one database (two processes or
 //     two server instances in production) see each other's writes at once
 //     and enforce every rule as one: the feed and its floor, revocations
-//     seen by the other handle's reads, console sessions, and the races
-//     above split across the two handles.
+//     seen by the other handle's reads, console sessions, the other
+//     handle's watchers woken by each revoking write, and the races above
+//     split across the two handles.
 //   - [RunUnwritable] checks a store on a database that cannot take
 //     writes now (a standby, a read-only database): every write answers
 //     store.ErrUnavailable and changes nothing, reads still answer.
@@ -144,6 +149,9 @@
 //     agree, though store.ChangeVersioner allows a spurious change, since a
 //     verifier that keeps records would otherwise read them again for
 //     nothing.
+//   - A RevocationWatcher's channel, which the interface allows to close
+//     without a revocation, does not close every time: a case retries a
+//     channel that closed with nothing committed, up to ten times.
 //
 // It leaves open what the comments do not decide: whether a row id may be
 // reused in another project (cases never do it), which CreatedAt a contact

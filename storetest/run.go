@@ -76,6 +76,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	if implements[store.CheckedContactLister](newStore(t)) {
 		groups = append(groups, group{"CheckedContacts", checkedListCases()})
 	}
+	if implements[store.RevocationWatcher](newStore(t)) {
+		groups = append(groups, group{"RevocationWatcher", watchCases()})
+	}
 	runGroups(t, newStore, groups)
 }
 
@@ -113,6 +116,9 @@ func RunShared(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 	}
 	if a, _ := open(t); implements[store.CheckedContactLister](a) {
 		cases = append(cases, sharedCase{"CheckedContacts/OtherHandleWrite", testSharedChecked})
+	}
+	if a, _ := open(t); implements[store.RevocationWatcher](a) {
+		cases = append(cases, sharedWatchCases()...)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

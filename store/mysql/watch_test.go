@@ -79,35 +79,3 @@ func TestWatch_ContextAndClose(t *testing.T) {
 		t.Fatal("a channel of a closed store is not closed")
 	}
 }
-
-// TestWatch_OtherInstanceRoll checks that a roll with an overlap through
-// one Store, which commits no feed item, wakes a watcher of another Store,
-// which then finds the scheduled time with NextScheduledRevocation.
-func TestWatch_OtherInstanceRoll(t *testing.T) {
-	url := mytest.NewDatabase(t)
-	a, b := openStore(t, url), openStore(t, url)
-	ctx := t.Context()
-	mustProject(t, a, "p")
-	require.NoError(t, a.CreateAPIKey(ctx, store.APIKey{ID: "key_old", ProjectID: "p", Name: "k", CreatedAt: t0}))
-	ch := b.WatchRevocations(ctx)
-	select {
-	case <-ch:
-		t.Fatal("woken before the roll")
-	case <-time.After(10 * time.Millisecond):
-	}
-	now := time.Now()
-	due := now.Add(time.Hour)
-	_, err := a.RollAPIKey(ctx, "p", "key_old", store.APIKey{ID: "key_new", ProjectID: "p", Name: "k", CreatedAt: now}, due)
-	require.NoError(t, err)
-	select {
-	case <-ch:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no wake-up 5 s after the roll committed")
-	}
-	next, err := b.NextScheduledRevocation(ctx, "p")
-	require.NoError(t, err)
-	require.True(t, next.Equal(store.Truncate(due)), "NextScheduledRevocation through the other Store = %v, want %v", next, due)
-	page, err := b.ListRevocations(ctx, "p", paginate.Request{Limit: 10})
-	require.NoError(t, err)
-	require.Empty(t, page.Items, "the feed before the scheduled time")
-}
