@@ -44,3 +44,18 @@ var (
 	// token within the reuse window gets the same successor.
 	ErrUnavailable = errors.New("store: unavailable")
 )
+
+// IsSentinel reports whether err matches one of the sentinel errors above,
+// so that a backend passes on unchanged an error that already says what
+// went wrong (a Check function's, one of its own).
+func IsSentinel(err error) bool {
+	for _, s := range [...]error{
+		ErrNotFound, ErrConflict, ErrInvalid, ErrExpired,
+		ErrRevoked, ErrReplayed, ErrDisabled, ErrUnavailable,
+	} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}

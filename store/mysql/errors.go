@@ -64,7 +64,7 @@ func wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if isStoreError(err) || errors.Is(err, errClosed) {
+	if store.IsSentinel(err) || errors.Is(err, errClosed) {
 		return err
 	}
 	if errors.Is(err, sql.ErrNoRows) {
@@ -88,20 +88,6 @@ func wrap(op string, err error) error {
 		return fmt.Errorf("mysql: %s: %w: %w", op, store.ErrUnavailable, err)
 	}
 	return fmt.Errorf("mysql: %s: %w", op, err)
-}
-
-// isStoreError reports whether err already matches one of the store's
-// sentinels.
-func isStoreError(err error) bool {
-	for _, s := range []error{
-		store.ErrNotFound, store.ErrConflict, store.ErrInvalid, store.ErrExpired,
-		store.ErrRevoked, store.ErrReplayed, store.ErrDisabled, store.ErrUnavailable,
-	} {
-		if errors.Is(err, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // unavailable reports whether err says that the database cannot be used

@@ -44,7 +44,7 @@ func TestWrap_Numbers(t *testing.T) {
 	if got := wrap("op", context.Canceled); errors.Is(got, store.ErrUnavailable) || !errors.Is(got, context.Canceled) {
 		t.Errorf("wrap(context.Canceled) = %v", got)
 	}
-	if got := wrap("op", my(1064)); isStoreError(got) {
+	if got := wrap("op", my(1064)); store.IsSentinel(got) {
 		t.Errorf("wrap(syntax error) = %v, want no sentinel", got)
 	}
 }

@@ -54,7 +54,7 @@ func wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if isStoreError(err) || errors.Is(err, errClosed) {
+	if store.IsSentinel(err) || errors.Is(err, errClosed) {
 		return err
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -80,20 +80,6 @@ func wrap(op string, err error) error {
 		return fmt.Errorf("postgres: %s: %w: %w", op, store.ErrUnavailable, err)
 	}
 	return fmt.Errorf("postgres: %s: %w", op, err)
-}
-
-// isStoreError reports whether err already matches one of the store's
-// sentinels.
-func isStoreError(err error) bool {
-	for _, s := range []error{
-		store.ErrNotFound, store.ErrConflict, store.ErrInvalid, store.ErrExpired,
-		store.ErrRevoked, store.ErrReplayed, store.ErrDisabled, store.ErrUnavailable,
-	} {
-		if errors.Is(err, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // unavailable reports whether err says that the database cannot be used now:

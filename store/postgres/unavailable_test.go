@@ -66,7 +66,7 @@ func TestTranslate_Codes(t *testing.T) {
 			assert.ErrorIs(t, got, tc.err, "wrap(%v) keeps its cause", tc.err)
 		}
 		if tc.want == nil {
-			assert.False(t, isStoreError(got), "wrap(%v) = %v", tc.err, got)
+			assert.False(t, store.IsSentinel(got), "wrap(%v) = %v", tc.err, got)
 		}
 	}
 	assert.NoError(t, wrap("op", nil))

@@ -17,7 +17,7 @@ import (
 // driver errors are kept in the chain for logs; handlers never show them to
 // clients.
 func wrap(op string, err error) error {
-	if err == nil || isStoreErr(err) {
+	if err == nil || store.IsSentinel(err) {
 		return err
 	}
 	if errors.Is(err, errNoRows) {
@@ -58,18 +58,6 @@ func notFound(op string) error {
 // conflict returns an error matching store.ErrConflict.
 func conflict(op, why string) error {
 	return fmt.Errorf("sqlite: %s: %s: %w", op, why, store.ErrConflict)
-}
-
-// isStoreErr reports whether err already carries one of the store
-// sentinels, so that wrap passes it on unchanged.
-func isStoreErr(err error) bool {
-	for _, s := range []error{store.ErrNotFound, store.ErrConflict, store.ErrInvalid,
-		store.ErrExpired, store.ErrRevoked, store.ErrReplayed, store.ErrDisabled, store.ErrUnavailable} {
-		if errors.Is(err, s) {
-			return true
-		}
-	}
-	return false
 }
 
 func errReplayed(op string) error { return fmt.Errorf("sqlite: %s: %w", op, store.ErrReplayed) }
