@@ -117,11 +117,21 @@ func writableCases() []testCase {
 	return []testCase{{"Healthy", testWritableHealthy}}
 }
 
-// A fresh store on a database that can write says so, also after writes.
+// A fresh store on a database that can write says so, also after writes;
+// and the check writes nothing: a store that also offers ChangeVersion
+// reports the version unchanged by it.
 func testWritableHealthy(t *testing.T, s store.Store) {
 	wc := capability[store.WritableChecker](t, s)
 	require.NoError(t, wc.CheckWritable(t.Context()), "CheckWritable on a fresh store")
 	mustProject(t, s, projA)
+	cv, versioned := store.As[store.ChangeVersioner](s)
+	var v uint64
+	if versioned {
+		v = changeVersion(t, cv, "before CheckWritable")
+	}
 	require.NoError(t, wc.CheckWritable(t.Context()), "CheckWritable after a write")
+	if versioned {
+		require.Equal(t, v, changeVersion(t, cv, "after CheckWritable"), "ChangeVersion() moved across CheckWritable, which writes nothing")
+	}
 	mustUser(t, s, projA, "after-check@example.com")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/latchkey-dev/latchkey/paginate"
 	"github.com/latchkey-dev/latchkey/store"
 )
 
@@ -79,8 +80,50 @@ func testChangeVersionChanges(t *testing.T, s store.Store) {
 	step("CreateConsoleSession", s.CreateConsoleSession(ctx, cs))
 	step("TouchConsoleSession", s.TouchConsoleSession(ctx, projA, cs.ID, base.Add(1e9)))
 	step("DeleteConsoleSession", s.DeleteConsoleSession(ctx, projA, cs.ID))
-	_, err = s.PruneRefreshFamilies(ctx, base.Add(24*time.Hour))
-	step("PruneRefreshFamilies", err)
+	// The writes of the other areas, each with something to change.
+	k := newAPIKey(projA, "key_roll", base)
+	step("CreateAPIKey to roll", s.CreateAPIKey(ctx, k))
+	_, err = s.RollAPIKey(ctx, projA, k.ID, successorOf(k, "key_rolled", base.Add(1e9)), base.Add(2e9))
+	step("RollAPIKey", err)
+	_, err = s.ListRevocations(ctx, projA, paginate.Request{Limit: 10})
+	step("ListRevocations placing the roll's due revocation", err)
+	const newHash = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$b3RoZXJvdGhlcm90aGVyb3RoZXJvdGhlcm90aGVyb3Q"
+	step("SetPasswordHash", s.SetPasswordHash(ctx, projA, u.ID, newHash))
+	step("ReplacePasswordHash", s.ReplacePasswordHash(ctx, projA, u.ID, newHash, userHash))
+	g := newFamily(projA, u.ID, base.Add(5e9), time.Hour)
+	g.EndsAt = base.Add(30 * time.Minute)
+	step("CreateRefreshFamily with an EndsAt", s.CreateRefreshFamily(ctx, g, userHash))
+	_, err = s.RotateRefresh(ctx, projA, g.ID, 0, rotateParams(base.Add(6e9)))
+	step("RotateRefresh", err)
+	step("ScheduleSessionEnd", s.ScheduleSessionEnd(ctx, projA, g.ID))
+	step("RevokeRefreshFamily", s.RevokeRefreshFamily(ctx, projA, g.ID, base.Add(7e9)))
+	step("CreateRefreshFamily to end", s.CreateRefreshFamily(ctx, newFamily(projA, u.ID, base.Add(8e9), time.Hour), userHash))
+	step("EndUserSessions", s.EndUserSessions(ctx, projA, u.ID, base.Add(9e9)))
+	step("CreateContacts", s.CreateContacts(ctx, projA, []store.Contact{newContact(projA, "ct_w", base), newContact(projA, "ct_x", base)}))
+	step("DeleteContact", s.DeleteContact(ctx, projA, "ct_v"))
+	_, _, err = s.AddFailure(ctx, "ip:192.0.2.1", base, time.Minute)
+	step("AddFailure", err)
+	step("ClearFailures", s.ClearFailures(ctx, "ip:192.0.2.1"))
+	_, _, err = s.AddFailure(ctx, "ip:192.0.2.1", base, time.Minute)
+	step("AddFailure again", err)
+	pruned := func(name string, n int, err error) {
+		t.Helper()
+		require.NoErrorf(t, err, "%s", name)
+		require.Positivef(t, n, "%s deleted nothing", name)
+		step(name, nil)
+	}
+	n, err := s.PruneThrottle(ctx, base.Add(time.Hour))
+	pruned("PruneThrottle", n, err)
+	step("SetSetting", s.SetSetting(ctx, store.SettingPublicURL, "https://id.example.com"))
+	n, err = s.PruneSessionRevocations(ctx, base.Add(24*time.Hour))
+	pruned("PruneSessionRevocations", n, err)
+	n, err = s.PruneAudit(ctx, base.Add(time.Hour))
+	pruned("PruneAudit", n, err)
+	step("CreateConsoleSession to prune", s.CreateConsoleSession(ctx, newConsoleSession(projA, "w", u.ID, base)))
+	n, err = s.PruneConsoleSessions(ctx, base.Add(time.Hour), base.Add(time.Hour))
+	pruned("PruneConsoleSessions", n, err)
+	n, err = s.PruneRefreshFamilies(ctx, base.Add(24*time.Hour))
+	pruned("PruneRefreshFamilies", n, err)
 }
 
 // A write through one handle changes the version the other handle reports,
