@@ -35,7 +35,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/latchkey-dev/latchkey/internal/httpapi"
 	"github.com/latchkey-dev/latchkey/problem"
 	"github.com/latchkey-dev/latchkey/remote"
 )
@@ -159,7 +158,9 @@ func whoami(w http.ResponseWriter, r *http.Request) {
 	if tags == nil {
 		tags = []string{}
 	}
-	_ = httpapi.WriteJSON(w, http.StatusOK, map[string]any{
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(map[string]any{
 		"subject":    c.Subject,
 		"kind":       c.Kind().String(),
 		"project":    c.Audience,
