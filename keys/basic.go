@@ -27,9 +27,12 @@ const BasicChallenge = `Basic realm="latchkey", charset="UTF-8"`
 // A request with Basic credentials is answered as under APIKeyOnly, with
 // [BasicChallenge] as the WWW-Authenticate of its 401 answers: 401
 // invalid_token for malformed credentials (not base64, no ":", an empty id
-// or secret, a bad escape), for a secret Verify refuses, and for an API key
-// whose id is not the one given; 403 forbidden for a valid login token as
-// the secret. Any other request (Bearer, or no credentials) is APIKeyOnly's.
+// or secret, a bad escape), for a secret Verify refuses, and for a secret
+// whose subject is not the id given (a mismatch of id and token: another
+// key's id, or a key's id with a login token); 403 forbidden for a valid
+// login token given with its own subject, the user's id, as the id, as a
+// bearer login token is. Any other request (Bearer, or no credentials) is
+// APIKeyOnly's.
 func (v *Verifier) APIKeyClient(next http.Handler) http.Handler {
 	bearer := v.APIKeyOnly(next)
 	gate := v.apiKeyGate(next)
@@ -57,12 +60,12 @@ func (v *Verifier) APIKeyClient(next http.Handler) http.Handler {
 		case err != nil:
 			problem.Write(w, r, v.logger, err)
 			return
-		case p.Kind == KindAPIKey && p.Subject != id:
-			v.unauthorizedBasic(w, r, project, "client id is not the API key's")
+		case p.Subject != id:
+			v.unauthorizedBasic(w, r, project, "client id is not the token's subject")
 			return
 		}
-		// A login token goes on to the gate, which answers 403 as it does
-		// for a bearer login token.
+		// A login token given with its own subject goes on to the gate,
+		// which answers 403 as it does for a bearer login token.
 		gate.ServeHTTP(w, r.WithContext(contextWithAuth(ctx, &requestAuth{principal: p})))
 	})
 }

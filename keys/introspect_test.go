@@ -228,12 +228,13 @@ func TestIntrospect_BasicClient(t *testing.T) {
 		refused("malformed: "+name, enc)
 	}
 
-	// A login token as the password is refused as a bearer login token is.
-	for _, id := range []string{u.ID, caller.ID} {
-		status, _, body := e.introspectAs("alpha", basic(id, login), target)
-		require.Equal(t, http.StatusForbidden, status, body)
-		require.Contains(t, body, `"code":"forbidden"`)
-	}
+	// A login token as the password with a key's id is a mismatch of id and
+	// token; with its own subject, it is refused as a bearer login token is.
+	refused("a key's id with a login token", basic(caller.ID, login))
+	refused("another user's id with a login token", basic(e.user("alpha").ID, login))
+	status, _, body := e.introspectAs("alpha", basic(u.ID, login), target)
+	require.Equal(t, http.StatusForbidden, status, body)
+	require.Contains(t, body, `"code":"forbidden"`)
 
 	// A revoked key is refused from the next request.
 	require.NoError(t, e.ak.Revoke(context.Background(), "alpha", other.ID))
