@@ -243,3 +243,46 @@ func TestE2E_help(t *testing.T) {
 	assert.Equal(t, usageText, stderr)
 	requireEmpty(t, cwd)
 }
+
+// TestE2E_commandGroups checks the first word of a two-word command given
+// alone, with -h, or with a word that is no command of it: the group's
+// commands are listed (on -h with exit status 0, else 2 after a message
+// naming the group), and nothing is created.
+func TestE2E_commandGroups(t *testing.T) {
+	t.Parallel()
+	cwd := t.TempDir()
+	groups := map[string][]string{}
+	for _, name := range commandNames(t) {
+		if group, _, ok := strings.Cut(name, " "); ok {
+			groups[group] = append(groups[group], name)
+		}
+	}
+	require.Contains(t, groups, "key")
+	for group, names := range groups {
+		var usage strings.Builder
+		usage.WriteString("usage:\n")
+		for _, name := range names {
+			for _, line := range strings.Split(usageText, "\n") {
+				if strings.HasPrefix(line, "  server "+name+" ") {
+					usage.WriteString(line + "\n")
+				}
+			}
+		}
+		for _, tc := range []struct {
+			args []string
+			code int
+			msg  string
+		}{
+			{[]string{group}, 2, "latchkey: " + group + ": needs a command\n"},
+			{[]string{group, "-project", "default"}, 2, "latchkey: " + group + ": needs a command\n"},
+			{[]string{group, "frobnicate"}, 2, "latchkey: " + group + ": unknown command \"frobnicate\"\n"},
+			{[]string{group, "-h"}, 0, ""},
+		} {
+			code, stdout, stderr := runIn(t, cwd, "", nil, tc.args...)
+			assert.Equal(t, tc.code, code, "%q: %s", tc.args, stderr)
+			assert.Empty(t, stdout, "%q", tc.args)
+			assert.Equal(t, tc.msg+usage.String(), stderr, "%q", tc.args)
+		}
+	}
+	requireEmpty(t, cwd)
+}

@@ -250,5 +250,21 @@ func dispatch(ctx context.Context, env *env, args []string) error {
 			return cmd(ctx, env, args[2:])
 		}
 	}
+	if group := args[0]; isGroup(group) {
+		switch {
+		case len(args) > 1 && (args[1] == "-h" || args[1] == "-help" || args[1] == "--help"):
+			fmt.Fprint(env.stderr, usageOf(group))
+			return flag.ErrHelp
+		case len(args) == 1 || strings.HasPrefix(args[1], "-"):
+			return usagef(group, "needs a command")
+		}
+		return usagef(group, "unknown command %q", args[1])
+	}
 	return usagef("", "unknown command %q", args[0])
+}
+
+// isGroup reports whether name is the first word of commands of two words
+// ("key" of "key create").
+func isGroup(name string) bool {
+	return name != "" && !strings.ContainsAny(name, " []") && strings.Contains(usageText, "\n  server "+name+" ")
 }
