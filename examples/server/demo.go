@@ -34,12 +34,15 @@ func seedDemo(ctx context.Context, env *env, inst *instance, sf *storeFlags, bas
 	_, err := inst.st.GetUserByEmail(ctx, project, demoEmail)
 	switch {
 	case err == nil:
+		where, _ := cliFlags(sf)
 		if err := env.out.print(map[string]any{"event": "demo", "seeded": false, "project": project, "email": demoEmail}); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.stderr, "\nDemo data already present: user %s in project %s; its password was printed when it was created.\n"+
+			"Lost it? Set a new one (at least 8 characters; it ends the user's sessions):\n"+
+			"  echo 'NEW PASSWORD' | go run ./examples/server user set-password%s -project %s -email %s\n"+
 			"The web console (%s): %s/console/\n"+
-			"Set PASSWORD to it before pasting the lines below.\n\n%s\n", demoEmail, project, consoleOffers, baseURL, curlLines(baseURL, sf, `$PASSWORD`))
+			"Set PASSWORD to it before pasting the lines below.\n\n%s\n", demoEmail, project, where, project, demoEmail, consoleOffers, baseURL, curlLines(baseURL, sf, `$PASSWORD`))
 		return nil
 	case !errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("demo: %w", err)
@@ -71,11 +74,10 @@ func randomPassword() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// curlLines returns shell lines that log in, list, page, refresh and use an
-// API key against baseURL. password is pasted into the login line as it is
-// (a literal password, or a shell variable reference).
-func curlLines(baseURL string, sf *storeFlags, password string) string {
-	where, setup := "", ""
+// cliFlags returns the flags a printed command line needs to reach the
+// server's data (-data, -db), and a line to run before it when the -db URL
+// holds a password (which is never printed).
+func cliFlags(sf *storeFlags) (where, setup string) {
 	if sf.data != defaultDataDir {
 		// The master key is there, whatever the database.
 		where = " -data " + shellQuote(sf.data)
@@ -88,6 +90,14 @@ func curlLines(baseURL string, sf *storeFlags, password string) string {
 	case sf.db != "":
 		where += " -db " + shellQuote(sf.db)
 	}
+	return where, setup
+}
+
+// curlLines returns shell lines that log in, list, page, refresh and use an
+// API key against baseURL. password is pasted into the login line as it is
+// (a literal password, or a shell variable reference).
+func curlLines(baseURL string, sf *storeFlags, password string) string {
+	where, setup := cliFlags(sf)
 	cli := "go run ./examples/server key create" + where
 	revoke := "go run ./examples/server key revoke" + where
 	lines := []string{

@@ -662,7 +662,13 @@ func TestE2E_masterKey(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist, "no new key was made")
 	res = cliEnv(t, dir, "", []string{masterKeyEnv + "=" + base64.StdEncoding.EncodeToString(random)}, "key list", "-project", "default")
 	assert.Equal(t, 1, res.code)
-	assert.Contains(t, res.stderr, "does not open")
+	assert.Equal(t, "latchkey: the master key in "+masterKeyEnv+" does not open the stored signing keys (another key made them); "+
+		masterKeyEnv+" is used instead of "+filepath.Join(dir, "master.key")+" while it is set: set it to the key that made them, or unset it\n", res.stderr)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "master.key"), []byte(base64.StdEncoding.EncodeToString(random)), 0o600))
+	res = cli(t, dir, "", "key list", "-project", "default")
+	assert.Equal(t, 1, res.code)
+	assert.Equal(t, "latchkey: the master key in "+filepath.Join(dir, "master.key")+" does not open the stored signing keys (another key made them); "+
+		"put back the key that made them, or set "+masterKeyEnv+" to it\n", res.stderr)
 	require.NoError(t, os.Rename(filepath.Join(dir, "kept.key"), filepath.Join(dir, "master.key")))
 	ok(t, dir, "", "key list", "-project", "default")
 
@@ -751,6 +757,8 @@ func TestE2E_demo(t *testing.T) {
 		}
 	}
 	assert.NotContains(t, s.stderr.String(), password)
+	assert.Contains(t, s.stderr.String(), "\n  echo 'NEW PASSWORD' | go run ./examples/server user set-password -data "+shellQuote(dir)+" -project default -email admin@example.com\n",
+		"how to set a new password when the printed one is lost")
 	tok, _ = s.login("", "admin@example.com", password)
 	assert.Len(t, s.pageAll("", tok, 100, nil), 1000)
 	require.NoError(t, s.stop())

@@ -96,6 +96,9 @@ func (s *storeFlags) open(ctx context.Context, env *env, logger *slog.Logger, o 
 	lk, err := latchkey.New(st, key, &o)
 	if err != nil {
 		_ = st.Close()
+		if errors.Is(err, keys.ErrWrongMasterKey) {
+			return nil, wrongMasterKey(env, s.data)
+		}
 		return nil, err
 	}
 	return &instance{st: st, lk: lk}, nil
@@ -130,6 +133,18 @@ func (s *storeFlags) openStore(ctx context.Context, logger *slog.Logger) (store.
 		return nil, fmt.Errorf("opening the database: %w", err)
 	}
 	return st, nil
+}
+
+// wrongMasterKey says which master key does not open the stored signing
+// keys, and what to do.
+func wrongMasterKey(env *env, dir string) error {
+	path := filepath.Join(dir, masterKeyFile)
+	if env.getenv(masterKeyEnv) != "" {
+		return fmt.Errorf("the master key in %s does not open the stored signing keys (another key made them); "+
+			"%s is used instead of %s while it is set: set it to the key that made them, or unset it", masterKeyEnv, masterKeyEnv, path)
+	}
+	return fmt.Errorf("the master key in %s does not open the stored signing keys (another key made them); "+
+		"put back the key that made them, or set %s to it", path, masterKeyEnv)
 }
 
 // loadMasterKey returns the master key: LATCHKEY_MASTER_KEY if set, else the
