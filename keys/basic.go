@@ -94,6 +94,7 @@ func basicCredentials(h http.Header) (id, secret string, isBasic bool, reason st
 	if !strings.EqualFold(scheme, "Basic") {
 		return "", "", false, ""
 	}
+	enc = strings.TrimLeft(enc, " ") // auth-scheme 1*SP token68 (RFC 9110 11.4)
 	// base64 of the secret, the id and its escapes: a generous bound.
 	if enc == "" || len(enc) > 4*MaxTokenBytes {
 		return "", "", true, "malformed basic credentials"

@@ -13,7 +13,8 @@ import (
 
 // FuzzBearerToken: the bearer parser never panics, and what it accepts is
 // one non-empty RFC 6750 b64token of at most MaxTokenBytes, taken from a
-// single Authorization header with the Bearer scheme.
+// single Authorization header with the Bearer scheme and one or more spaces
+// ("Bearer" 1*SP b64token).
 func FuzzBearerToken(f *testing.F) {
 	for _, s := range []string{"Bearer abc.def.ghi", "bearer x", "BEARER a==", "Bearer  x", "Bearer", "Basic dXNlcg==",
 		"Bearer a b", "Bearer a,b", "Bearer =", "Bearer " + strings.Repeat("a", MaxTokenBytes+1), ""} {
@@ -33,7 +34,7 @@ func FuzzBearerToken(f *testing.F) {
 		switch {
 		case !presented:
 			t.Fatalf("BearerToken(%q) accepted a token it says was not presented", value)
-		case !strings.EqualFold(scheme, "Bearer") || rest != tok:
+		case !strings.EqualFold(scheme, "Bearer") || strings.TrimLeft(rest, " ") != tok:
 			t.Fatalf("BearerToken(%q) = %q, not the rest of a Bearer header", value, tok)
 		case tok == "" || len(tok) > MaxTokenBytes || !isB64Token(tok):
 			t.Fatalf("BearerToken(%q) accepted %q", value, tok)

@@ -201,6 +201,7 @@ func TestIntrospect_BasicClient(t *testing.T) {
 	active("not encoded: an id and a token need no escape", raw)
 	active("scheme in any case", "bAsIc "+strings.TrimPrefix(basic(caller.ID, callerTok), "Basic "))
 	active("unpadded base64", "Basic "+base64.RawStdEncoding.EncodeToString([]byte(caller.ID+":"+callerTok)))
+	active("two spaces after the scheme", "Basic  "+strings.TrimPrefix(basic(caller.ID, callerTok), "Basic "))
 	active("bearer, as before", "Bearer "+callerTok)
 
 	refused := func(name, authorization string) {

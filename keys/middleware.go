@@ -17,7 +17,7 @@ import (
 // context (read it with [PrincipalFromContext]).
 //
 // The token is read only from the Authorization header, "Bearer" (any case)
-// followed by one space and the token; never from the query string or a
+// followed by one or more spaces and the token; never from the query string or a
 // form body. A request with no bearer token is answered 401 invalid_token
 // with "WWW-Authenticate: Bearer"; one whose token is malformed or rejected
 // with `WWW-Authenticate: Bearer error="invalid_token"` (RFC 6750). Failures
@@ -93,9 +93,10 @@ func (v *Verifier) logAuthFailure(r *http.Request, project, reason string) {
 // authentication; reason is empty on success and otherwise says, for the
 // log, what was wrong.
 //
-// Only the header is read. Its scheme is matched case-insensitively; exactly
-// one space must follow it, and the token must be non-empty and made of
-// RFC 6750 b64token characters, which excludes white space and commas. A
+// Only the header is read. Its scheme is matched case-insensitively; one or
+// more spaces must follow it (RFC 6750's "Bearer" 1*SP b64token), and the
+// token must be non-empty and made of RFC 6750 b64token characters, which
+// excludes white space and commas. A
 // request with no Authorization header, or one of another scheme (Basic),
 // presented no bearer token.
 func BearerToken(h http.Header) (token string, presented bool, reason string) {
@@ -111,6 +112,7 @@ func BearerToken(h http.Header) (token string, presented bool, reason string) {
 	if !strings.EqualFold(scheme, "Bearer") {
 		return "", false, "no bearer token"
 	}
+	tok = strings.TrimLeft(tok, " ")
 	if tok == "" {
 		return "", true, "empty token"
 	}

@@ -103,11 +103,12 @@ func TestMiddleware_Challenge(t *testing.T) {
 		for _, s := range []string{"Bearer", "bearer", "BEARER", "bEaReR"} {
 			requireOK(t, e.get("/p/alpha/v1/whoami", s+" "+tok), "alpha", "user")
 		}
+		// RFC 6750: "Bearer" 1*SP b64token.
+		requireOK(t, e.get("/p/alpha/v1/whoami", "Bearer  "+tok), "alpha", "user")
 	})
 	for name, h := range map[string]string{
 		"garbage":      "Bearer not-a-jwt",
 		"empty":        "Bearer ",
-		"two spaces":   "Bearer  " + tok,
 		"extra token":  "Bearer " + tok + " x",
 		"two segments": "Bearer a.b",
 	} {

@@ -26,7 +26,7 @@ import (
 //     unavailable with Retry-After.
 //
 // The token is read only from the Authorization header, "Bearer" in any
-// case followed by one space and the token; never from the query string or
+// case followed by one or more spaces and the token; never from the query string or
 // a form body. Refusals are logged at Info with a reason, never the token.
 func (v *Verifier) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -18,7 +18,7 @@ const maxTokenBytes = 8 << 10
 // authenticate is the openapi3filter.AuthenticationFunc of a Validator: it
 // says whether the request carries what the security scheme names, by its
 // shape only (the server decides validity). A bearer scheme needs exactly
-// one Authorization header, "Bearer" in any case, one space and an RFC 6750
+// one Authorization header, "Bearer" in any case, spaces and an RFC 6750
 // b64token of at most 8 KiB; when the scheme names a subject prefix
 // (SubjectPrefixKey), the token must be a JWT whose sub, read without
 // verifying the signature, starts with it. A basic scheme needs "Basic"
@@ -38,6 +38,7 @@ func (v *Validator) authenticate(_ context.Context, in *openapi3filter.Authentic
 		return fmt.Errorf("%s: %d Authorization headers, not one", in.SecuritySchemeName, len(vals))
 	}
 	name, cred, _ := strings.Cut(vals[0], " ")
+	cred = strings.TrimLeft(cred, " ")
 	var token, id string
 	switch {
 	case strings.EqualFold(scheme.Scheme, "bearer"):
