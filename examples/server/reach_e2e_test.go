@@ -215,7 +215,7 @@ func TestE2E_introspectionWithClientSecretBasic(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	ok(t, dir, "", "project create", "acme")
-	ok(t, dir, "pw-of-ada\n", "user create", "-project", "acme", "-email", "ada@example.com")
+	ada := ok(t, dir, "pw-of-ada\n", "user create", "-project", "acme", "-email", "ada@example.com")[0]["id"].(string)
 	s := startServer(t, dir)
 	k := ok(t, dir, "", "key create", "-project", "acme", "-name", "resource server")[0]
 	other := ok(t, dir, "", "key create", "-project", "acme", "-name", "other")[0]
@@ -265,8 +265,15 @@ func TestE2E_introspectionWithClientSecretBasic(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, r.status, "the id of another key")
 	assert.Equal(t, "invalid_token", r.json(t)["code"])
 	assert.True(t, strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Basic "), r.header.Get("WWW-Authenticate"))
-	r = introspect("ada", access, access)
-	assert.Equal(t, http.StatusForbidden, r.status, "a login token as the secret")
+	// A login token as the secret: with another id than its subject, a
+	// mismatch of id and token; with the user's own id, a login token as the
+	// caller.
+	for _, id := range []string{k["id"].(string), "ada@example.com"} {
+		r = introspect(id, access, access)
+		assert.Equal(t, http.StatusUnauthorized, r.status, "a login token as the secret of the id %q", id)
+	}
+	r = introspect(ada, access, access)
+	assert.Equal(t, http.StatusForbidden, r.status, "a login token as the secret of its user's id")
 
 	ok(t, dir, "", "key revoke", "-project", "acme", k["id"].(string))
 	r = introspect(k["id"].(string), k["token"].(string), access)
