@@ -406,6 +406,9 @@ func cmdKeyRoll(ctx context.Context, env *env, args []string) error {
 	}
 	id := fs.Arg(0)
 	return sf.with(ctx, env, *publicURL, func(ctx context.Context, inst *instance) error {
+		if err := checkProject(ctx, inst, *project); err != nil {
+			return err
+		}
 		old, next, token, err := inst.lk.APIKeys().Roll(ctx, *project, id, *overlap)
 		switch {
 		case errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid):
@@ -493,6 +496,9 @@ func cmdKeyRevoke(ctx context.Context, env *env, args []string) error {
 	}
 	id := fs.Arg(0)
 	return sf.with(ctx, env, "", func(ctx context.Context, inst *instance) error {
+		if err := checkProject(ctx, inst, *project); err != nil {
+			return err
+		}
 		if err := inst.lk.APIKeys().Revoke(ctx, *project, id); errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
 			return fmt.Errorf("project %q has no API key %q", *project, id)
 		} else if err != nil {

@@ -718,6 +718,13 @@ func TestE2E_commandLineErrors(t *testing.T) {
 			}
 		})
 	}
+	// A key command naming an unknown project says so, not that the key is
+	// missing.
+	for _, cmd := range []string{"key revoke", "key roll"} {
+		res := cli(t, dir, "", cmd, "-project", "nope", "key_x")
+		assert.Equal(t, 1, res.code, cmd)
+		assert.Equal(t, "latchkey: no project \"nope\"\n", res.stderr, cmd)
+	}
 	ok(t, dir, "", "project create", "dup")
 	res := cli(t, dir, "", "project create", "dup")
 	assert.Equal(t, 1, res.code)
